@@ -1,0 +1,26 @@
+# Bootstraps a virtualenv holding nox, then hands every job to nox.
+PYTHON ?= python3
+VENV := .venv
+NOX := $(VENV)/bin/nox
+
+.PHONY: demo test lint bench clean
+
+$(NOX):
+	$(PYTHON) -m venv $(VENV)
+	$(VENV)/bin/python -m pip install --quiet --upgrade pip
+	$(VENV)/bin/python -m pip install --quiet "nox>=2024.4.15"
+
+demo: $(NOX)
+	$(NOX) -s demo
+
+test: $(NOX)
+	$(NOX) -s tests lint
+
+lint: $(NOX)
+	$(NOX) -s lint
+
+bench: $(NOX)
+	$(NOX) -s bench
+
+clean:
+	rm -rf $(VENV) .nox build

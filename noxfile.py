@@ -1,0 +1,45 @@
+"""Sessions for ai_proving_ground: each is thin; the logic lives in the package."""
+
+from __future__ import annotations
+
+import nox
+
+nox.options.default_venv_backend = "venv"
+nox.options.reuse_existing_virtualenvs = True
+nox.options.sessions = ["tests", "lint"]
+
+PYTHON = "3.11"
+
+
+def _install(session: nox.Session, *extras: str) -> None:
+    spec = f".[{','.join(extras)}]" if extras else "."
+    session.install("-e", spec)
+
+
+@nox.session(python=PYTHON, default=True)
+def tests(session: nox.Session) -> None:
+    """Run the whole pytest suite (bats wrappers included)."""
+    _install(session, "test")
+    session.run("pytest", *session.posargs)
+
+
+@nox.session(python=PYTHON, default=True)
+def lint(session: nox.Session) -> None:
+    """Lint with ruff and type-check with mypy."""
+    _install(session, "lint")
+    session.run("ruff", "check", "scripts", "tests", "noxfile.py")
+    session.run("mypy", *session.posargs)
+
+
+@nox.session(python=PYTHON, default=False)
+def demo(session: nox.Session) -> None:
+    """Create an embedded bed and run the main job end to end."""
+    _install(session)
+    session.run("python", "-m", "ai_proving_ground.demo", *session.posargs)
+
+
+@nox.session(python=PYTHON, default=False)
+def bench(session: nox.Session) -> None:
+    """Print speed numbers and ratios and write them to build/bench.json."""
+    _install(session)
+    session.run("python", "-m", "ai_proving_ground.bench", *session.posargs)

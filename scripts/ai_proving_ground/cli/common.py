@@ -1,0 +1,84 @@
+"""What every command shares: error reporting, output formats and the --approot option."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from ai_proving_ground import yamlio
+from ai_proving_ground.errors import ApgError
+
+
+class ArgumentParser(argparse.ArgumentParser):
+    """argparse that reports bad arguments with the APG_USAGE token and exit code 2."""
+
+    def error(self, message: str) -> Any:  # argparse's signature says NoReturn
+        self.print_usage(sys.stderr)
+        print(f"APG_USAGE {self.prog}: {message}", file=sys.stderr)
+        raise SystemExit(2)
+
+
+def add_approot(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--approot", help="the bed's app root (default: $AI_PG_APPROOT, else .)")
+
+
+def run(action: Callable[[], int]) -> int:
+    """Run ``action``; an expected failure prints its token and message, never a traceback."""
+    try:
+        return action()
+    except ApgError as exc:
+        print(str(exc), file=sys.stderr)
+        return exc.exit_code
+    except BrokenPipeError:
+        return 1
+    except KeyboardInterrupt:
+        print("APG_INTERRUPTED interrupted", file=sys.stderr)
+        return 130
+
+
+def emit(data: Any, fmt: str) -> None:
+    """Print data on stdout in the format drush would use."""
+    sys.stdout.write(render(data, fmt))
+
+
+def render(data: Any, fmt: str) -> str:
+    if fmt == "json":
+        return json.dumps(data, indent=2, ensure_ascii=False) + "\n"
+    if fmt == "yaml":
+        return yamlio.dumps(data)
+    if fmt == "string":
+        return ("\n".join(map(str, data)) if isinstance(data, list) else str(data)) + "\n"
+    if fmt == "table":
+        return _table(data)
+    raise ApgError("APG_USAGE", f"unknown --format {fmt!r}", exit_code=2)
+
+
+def _table(data: Any) -> str:
+    rows: Sequence[Any]
+    if isinstance(data, dict) and all(isinstance(v, dict) for v in data.values()):
+        rows = list(data.values())
+    elif isinstance(data, list):
+        rows = data
+    elif isinstance(data, dict):
+        rows = [{"key": k, "value": v} for k, v in data.items()]
+    else:
+        return f"{data}\n"
+    if not rows:
+        return ""
+    columns = list(dict.fromkeys(k for row in rows for k in row))
+    cells = [[_cell(row.get(c)) for c in columns] for row in rows]
+    widths = [max(len(c), *(len(r[i]) for r in cells)) for i, c in enumerate(columns)]
+    lines = ["  ".join(c.ljust(w) for c, w in zip(columns, widths, strict=True)).rstrip()]
+    lines += ["  ".join(v.ljust(w) for v, w in zip(r, widths, strict=True)).rstrip() for r in cells]
+    return "\n".join(lines) + "\n"
+
+
+def _cell(value: Any) -> str:
+    if value is None:
+        return ""
+    if isinstance(value, (dict, list)):
+        return json.dumps(value, ensure_ascii=False)
+    return str(value)

@@ -1,0 +1,46 @@
+"""``apg``: the eval bed's command line. Each subcommand is a module with ``main(argv)``.
+
+Run ``apg COMMAND --help`` for a command's options and exit codes.
+"""
+
+from __future__ import annotations
+
+import importlib
+import sys
+from collections.abc import Sequence
+
+# Subcommand -> module under ai_proving_ground.cli; imported only when used.
+COMMANDS: dict[str, tuple[str, str]] = {
+    "site": ("site", "drush-shaped commands for the embedded site"),
+    "bed": ("bed", "create an embedded bed"),
+}
+
+
+def usage() -> str:
+    lines = ["usage: apg COMMAND [ARGS...]", "", "commands:"]
+    lines += [f"  {name:<16} {helptext}" for name, (_, helptext) in COMMANDS.items()]
+    return "\n".join(lines) + "\n"
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = list(sys.argv[1:] if argv is None else argv)
+    if not args or args[0] in {"-h", "--help", "help"}:
+        sys.stdout.write(usage())
+        return 0 if args else 2
+    if args[0] == "--version":
+        from ai_proving_ground import __version__
+
+        print(__version__)
+        return 0
+    name = args[0]
+    if name not in COMMANDS:
+        sys.stderr.write(usage())
+        print(f"APG_USAGE unknown command {name!r}", file=sys.stderr)
+        return 2
+    module = importlib.import_module(f"ai_proving_ground.cli.{COMMANDS[name][0]}")
+    result: int = module.main(args[1:])
+    return result
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

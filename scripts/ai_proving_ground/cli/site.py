@@ -1,0 +1,401 @@
+"""``apg site``: a drush-shaped command line for the embedded site, for people and agents.
+
+Exit codes: 0 success; 1 the site refused or the command failed (a token on stderr says why);
+2 bad arguments (APG_USAGE).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+from ai_proving_ground import yamlio
+from ai_proving_ground.approot import resolve_approot
+from ai_proving_ground.cli.common import ArgumentParser, add_approot, emit, run
+from ai_proving_ground.errors import ApgError, UsageError
+from ai_proving_ground.sites.base import StateQuery, ViewQuery
+from ai_proving_ground.sites.embedded import config_sync
+from ai_proving_ground.sites.embedded.driver import EmbeddedSite, export_values
+from ai_proving_ground.sites.embedded.recipes import set_path
+
+Handler = Callable[[EmbeddedSite, argparse.Namespace], int]
+_HANDLERS: dict[str, Handler] = {}
+
+
+def command(name: str) -> Callable[[Handler], Handler]:
+    def register(handler: Handler) -> Handler:
+        _HANDLERS[name] = handler
+        return handler
+
+    return register
+
+
+def build_parser() -> ArgumentParser:
+    parser = ArgumentParser(prog="apg site", description=__doc__,
+                            formatter_class=argparse.RawDescriptionHelpFormatter)
+    add_approot(parser)
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND",
+                                parser_class=ArgumentParser)
+
+    def cmd(name: str, helptext: str, aliases: Sequence[str] = (),
+            fmt: str | None = None) -> argparse.ArgumentParser:
+        p = sub.add_parser(name, help=helptext, aliases=list(aliases), description=helptext)
+        add_approot(p)
+        p.set_defaults(command=name)
+        if fmt:
+            p.add_argument("--format", default=fmt, choices=["json", "yaml", "table", "string"])
+        return p
+
+    p = cmd("status", "site facts, as drush core:status", ["st", "core:status"], fmt="table")
+    p.add_argument("--field", help="print one fact only")
+    p = cmd("pm:list", "modules on disk and whether they are enabled", ["pml"], fmt="table")
+    p.add_argument("--status", choices=["enabled", "disabled"])
+    p.add_argument("--type", default="module", choices=["module"])
+    for name, aliases, what in (("pm:install", ["pmi", "en"], "install modules and dependencies"),
+                                ("pm:uninstall", ["pmu"], "uninstall modules")):
+        p = cmd(name, what, aliases)
+        p.add_argument("modules", nargs="+")
+        p.add_argument("-y", "--yes", action="store_true", help="accepted for drush parity")
+    cmd("cr", "rebuild caches", ["cache:rebuild"])
+    p = cmd("config:get", "print a config object or one key of it", ["cget"], fmt="yaml")
+    p.add_argument("name")
+    p.add_argument("key", nargs="?")
+    p = cmd("config:set", "set a key (dotted path) of a config object; key ? sets the whole object",
+            ["cset"])
+    p.add_argument("name")
+    p.add_argument("key")
+    p.add_argument("value")
+    p.add_argument("--input-format", default="string", choices=["string", "yaml", "json"])
+    p.add_argument("-y", "--yes", action="store_true", help="accepted for drush parity")
+    p = cmd("config:delete", "delete a config object, or one key of it", ["cdel"])
+    p.add_argument("name")
+    p.add_argument("key", nargs="?")
+    p = cmd("config:list", "config names, optionally under a prefix", ["cls"], fmt="string")
+    p.add_argument("prefix", nargs="?", default="")
+    p = cmd("config:import", "make active config equal the sync directory", ["cim"])
+    p.add_argument("--source", help="directory (default: config/sync)")
+    p.add_argument("-y", "--yes", action="store_true", help="accepted for drush parity")
+    p = cmd("config:export", "write active config to the sync directory", ["cex"])
+    p.add_argument("--destination", help="directory (default: config/sync)")
+    p.add_argument("-y", "--yes", action="store_true", help="accepted for drush parity")
+    for name, what in (("entity:create", "create an entity"), ("entity:update", "update an entity")):
+        p = cmd(name, what, fmt="json")
+        p.add_argument("entity_type")
+        p.add_argument("target", nargs="?" if name == "entity:create" else None,
+                       help="bundle" if name == "entity:create" else "id or uuid")
+        if name == "entity:create":
+            p.add_argument("--uuid")
+        p.add_argument("--set", action="append", default=[], metavar="FIELD=VALUE",
+                       help="a field value; repeat a field for several values")
+        p.add_argument("--values", help="field values as a JSON or YAML mapping")
+    p = cmd("entity:delete", "delete entities by id or uuid", ["edel"])
+    p.add_argument("entity_type")
+    p.add_argument("keys", nargs="+")
+    p = cmd("entity:get", "print one entity", fmt="yaml")
+    p.add_argument("entity_type")
+    p.add_argument("key")
+    p = cmd("entity:list", "list entities of a type", fmt="table")
+    p.add_argument("entity_type")
+    p.add_argument("--bundle")
+    p = cmd("views:execute", "execute a view display and print its rows in order", ["vex"],
+            fmt="table")
+    p.add_argument("view")
+    p.add_argument("display", nargs="?", default="default")
+    p.add_argument("--count", action="store_true", help="print the number of rows only")
+    p = cmd("sql:query", "run SQL against the site database (tab-separated rows)", ["sqlq"])
+    p.add_argument("query")
+    p = cmd("recipe", "apply a recipe directory", ["recipe:apply"])
+    p.add_argument("path")
+    cmd("updatedb:status", "list pending database updates", ["updbst"], fmt="table")
+    p = cmd("updatedb", "run pending database updates", ["updb"])
+    p.add_argument("-y", "--yes", action="store_true", help="accepted for drush parity")
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+
+    def act() -> int:
+        site = EmbeddedSite(resolve_approot(args.approot))
+        return _HANDLERS[args.command](site, args)
+
+    return run(act)
+
+
+def _note(message: str) -> None:
+    print(f" [success] {message}", file=sys.stderr)
+
+
+# ---------------------------------------------------------------------------- handlers
+
+
+@command("status")
+def _status(site: EmbeddedSite, args: argparse.Namespace) -> int:
+    facts = site.status()
+    if args.field:
+        if args.field not in facts:
+            raise UsageError(f"no status field {args.field!r}; fields: {', '.join(facts)}")
+        print(facts[args.field])
+    else:
+        emit(facts, args.format)
+    return 0
+
+
+@command("pm:list")
+def _pm_list(site: EmbeddedSite, args: argparse.Namespace) -> int:
+    rows: dict[str, Any] = {}
+    for name, state in site.modules().items():
+        if args.status and (args.status == "enabled") != state.enabled:
+            continue
+        rows[name] = {"package": state.package, "display_name": name, "name": name,
+                      "type": "module", "path": state.path,
+                      "status": "Enabled" if state.enabled else "Disabled",
+                      "version": state.version}
+    emit(rows, args.format)
+    return 0
+
+
+@command("pm:install")
+def _pm_install(site: EmbeddedSite, args: argparse.Namespace) -> int:
+    installed = site.install_modules(args.modules)
+    _note(f"Installed: {', '.join(installed)}" if installed else "Already installed.")
+    return 0
+
+
+@command("pm:uninstall")
+def _pm_uninstall(site: EmbeddedSite, args: argparse.Namespace) -> int:
+    removed = site.uninstall_modules(args.modules)
+    _note(f"Uninstalled: {', '.join(removed)}")
+    return 0
+
+
+@command("cr")
+def _cr(site: EmbeddedSite, args: argparse.Namespace) -> int:
+    site.rebuild_caches()
+    _note("Cache rebuild complete.")
+    return 0
+
+
+@command("config:get")
+def _config_get(site: EmbeddedSite, args: argparse.Namespace) -> int:
+    data = site.config_get(args.name)
+    if data is None:
+        raise ApgError("APG_CONFIG_MISSING", f"config {args.name} does not exist")
+    if args.key:
+        value = _get_path(data, args.key, args.name)
+        data = {f"{args.name}:{args.key}": value}
+    emit(data, args.format)
+    return 0
+
+
+@command("config:set")
+def _config_set(site: EmbeddedSite, args: argparse.Namespace) -> int:
+    value = _parse_value(args.value, args.input_format)
+    with site.session() as store:
+        current = store.config_get(args.name)
+        if args.key == "?":
+            if not isinstance(value, dict):
+                raise UsageError("with key ?, the value must be a mapping (use --input-format=yaml)")
+            data = value
+        else:
+            data = current if current is not None else {}
+            set_path(data, args.key, value)
+        site.config_save(store, args.name, data)
+    _note(f"Saved {args.name}.")
+    return 0
+
+
+@command("config:delete")
+def _config_delete(site: EmbeddedSite, args: argparse.Namespace) -> int:
+    with site.session() as store:
+        if args.key is None:
+            site.config_delete(store, args.name)
+        else:
+            data = store.config_get(args.name)
+            if data is None:
+                raise ApgError("APG_CONFIG_MISSING", f"config {args.name} does not exist")
+            parent_key, _, last = args.key.rpartition(".")
+            parent = _get_path(data, parent_key, args.name) if parent_key else data
+            if not isinstance(parent, dict) or last not in parent:
+                raise ApgError("APG_CONFIG_MISSING", f"config {args.name} has no key {args.key}")
+            del parent[last]
+            site.config_save(store, args.name, data)
+    _note(f"Deleted {args.name}{':' + args.key if args.key else ''}.")
+    return 0
+
+
+@command("config:list")
+def _config_list(site: EmbeddedSite, args: argparse.Namespace) -> int:
+    names = site.read_state(StateQuery(config_prefixes=(args.prefix,))).config_names[args.prefix]
+    emit(names, args.format)
+    return 0
+
+
+@command("config:import")
+def _config_import(site: EmbeddedSite, args: argparse.Namespace) -> int:
+    source = Path(args.source) if args.source else site.layout.config_sync
+    changes = site.config_import(config_sync.read_directory(source))
+    counts = ", ".join(f"{len(v)} {k}" for k, v in changes.items())
+    _note(f"Config imported from {source}: {counts}.")
+    return 0
+
+
+@command("config:export")
+def _config_export(site: EmbeddedSite, args: argparse.Namespace) -> int:
+    destination = Path(args.destination) if args.destination else site.layout.config_sync
+    changes = config_sync.write_directory(destination, site.all_config())
+    _note(f"Config exported to {destination}: {len(changes['written'])} written, "
+          f"{len(changes['removed'])} removed.")
+    return 0
+
+
+@command("entity:create")
+def _entity_create(site: EmbeddedSite, args: argparse.Namespace) -> int:
+    values = _entity_values(args)
+    with site.session() as store:
+        record = site.create_entity(store, args.entity_type, args.target, values, args.uuid)
+    emit({"id": record.id, "uuid": record.uuid, "bundle": record.bundle, "label": record.label},
+         args.format)
+    return 0
+
+
+@command("entity:update")
+def _entity_update(site: EmbeddedSite, args: argparse.Namespace) -> int:
+    values = _entity_values(args)
+    with site.session() as store:
+        record = site.update_entity(store, site.find_entity(store, args.entity_type, args.target),
+                                    values)
+    emit({"id": record.id, "uuid": record.uuid, "bundle": record.bundle, "label": record.label},
+         args.format)
+    return 0
+
+
+@command("entity:delete")
+def _entity_delete(site: EmbeddedSite, args: argparse.Namespace) -> int:
+    with site.session() as store:
+        for key in args.keys:
+            store.entity_delete(site.find_entity(store, args.entity_type, key).uuid)
+    _note(f"Deleted {len(args.keys)} {args.entity_type} entit{'y' if len(args.keys) == 1 else 'ies'}.")
+    return 0
+
+
+@command("entity:get")
+def _entity_get(site: EmbeddedSite, args: argparse.Namespace) -> int:
+    with site.session() as store:
+        record = site.find_entity(store, args.entity_type, args.key)
+    emit({"id": record.id, "uuid": record.uuid, "bundle": record.bundle, "label": record.label,
+          "status": record.status, "values": export_values(record)}, args.format)
+    return 0
+
+
+@command("entity:list")
+def _entity_list(site: EmbeddedSite, args: argparse.Namespace) -> int:
+    with site.session() as store:
+        records = store.entities_of(args.entity_type, args.bundle)
+    emit({str(r.id): {"id": r.id, "uuid": r.uuid, "bundle": r.bundle, "label": r.label,
+                      "status": r.status} for r in records}, args.format)
+    return 0
+
+
+@command("views:execute")
+def _views_execute(site: EmbeddedSite, args: argparse.Namespace) -> int:
+    result = site.read_state(StateQuery(views=(ViewQuery(args.view, args.display),))).views[0]
+    if result.error:
+        raise ApgError("APG_VIEW_FAILED", result.error)
+    if args.count:
+        print(len(result.rows))
+        return 0
+    emit([{"id": r.id, "uuid": r.uuid, "label": r.label} for r in result.rows], args.format)
+    return 0
+
+
+@command("sql:query")
+def _sql_query(site: EmbeddedSite, args: argparse.Namespace) -> int:
+    import sqlite3
+
+    with site.session() as store:
+        try:
+            rows = store.conn.execute(args.query).fetchall()
+        except sqlite3.Error as exc:
+            raise ApgError("APG_SQL_FAILED", f"{exc}") from None
+    for row in rows:
+        print("\t".join("NULL" if v is None else str(v) for v in tuple(row)))
+    return 0
+
+
+@command("recipe")
+def _recipe(site: EmbeddedSite, args: argparse.Namespace) -> int:
+    report = site.apply_recipe(Path(args.path))
+    _note(f"{report.recipe} applied: {len(report.modules_installed)} modules installed, "
+          f"{len(report.config_written)} config objects written, "
+          f"{len(report.content_created)} entities created, "
+          f"{len(report.content_skipped)} skipped (already present).")
+    return 0
+
+
+@command("updatedb:status")
+def _updatedb_status(site: EmbeddedSite, args: argparse.Namespace) -> int:
+    pending = site.read_state(StateQuery(pending_updates=True)).pending_updates
+    if not pending:
+        _note("No database updates required.")
+        return 0
+    emit({p.update_id: {"module": p.module, "update_id": p.update_id.rsplit("_", 1)[-1],
+                        "description": p.description, "type": "hook_update_n"} for p in pending},
+         args.format)
+    return 0
+
+
+@command("updatedb")
+def _updatedb(site: EmbeddedSite, args: argparse.Namespace) -> int:
+    ran = site.run_updates()
+    _note(f"Ran {len(ran)} update(s)." if ran else "No database updates required.")
+    return 0
+
+
+# ---------------------------------------------------------------------------- helpers
+
+
+def _parse_value(raw: str, input_format: str) -> Any:
+    if input_format == "string":
+        return raw
+    try:
+        return json.loads(raw) if input_format == "json" else yamlio.loads(raw)
+    except (json.JSONDecodeError, ValueError) as exc:
+        raise UsageError(f"value is not valid {input_format}: {exc}") from None
+    except Exception as exc:  # yaml.YAMLError, without importing yaml here
+        raise UsageError(f"value is not valid {input_format}: {exc}") from None
+
+
+def _get_path(data: Any, dotted: str, name: str) -> Any:
+    cursor = data
+    for part in dotted.split("."):
+        if not isinstance(cursor, dict) or part not in cursor:
+            raise ApgError("APG_CONFIG_MISSING", f"config {name} has no key {dotted}")
+        cursor = cursor[part]
+    return cursor
+
+
+def _entity_values(args: argparse.Namespace) -> dict[str, Any]:
+    values: dict[str, Any] = {}
+    if args.values:
+        parsed = _parse_value(args.values, "yaml")
+        if not isinstance(parsed, dict):
+            raise UsageError("--values must be a mapping of field name to value(s)")
+        values.update(parsed)
+    for assignment in args.set:
+        field, sep, value = assignment.partition("=")
+        if not sep or not field:
+            raise UsageError(f"--set {assignment!r} must look like FIELD=VALUE")
+        values.setdefault(field, [])
+        if not isinstance(values[field], list):
+            values[field] = [values[field]]
+        values[field].append({"value": value})
+    return values
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,79 @@
+"""File helpers: new-then-rename writes and path containment checks."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from ai_proving_ground.errors import ApgError
+
+
+def atomic_write_bytes(path: Path, data: bytes, mode: int | None = None) -> None:
+    """Write ``data`` to a new file beside ``path`` and rename it into place."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".new", dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
+            handle.flush()
+            os.fsync(handle.fileno())
+        if mode is not None:
+            os.chmod(tmp, mode)
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(tmp)
+        raise
+
+
+def atomic_write_text(path: Path, text: str) -> None:
+    """Text variant of :func:`atomic_write_bytes` (UTF-8)."""
+    atomic_write_bytes(path, text.encode("utf-8"))
+
+
+def atomic_write_json(path: Path, data: Any) -> None:
+    """Write canonical, human-readable JSON new-then-rename."""
+    atomic_write_text(path, json.dumps(data, indent=2, sort_keys=True) + "\n")
+
+
+@contextlib.contextmanager
+def atomic_target(path: Path) -> Iterator[Path]:
+    """Yield a temporary path beside ``path``; rename it over ``path`` if the block succeeds."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".new", dir=path.parent)
+    os.close(fd)
+    tmp_path = Path(tmp)
+    try:
+        yield tmp_path
+        os.replace(tmp_path, path)
+    finally:
+        with contextlib.suppress(FileNotFoundError):
+            tmp_path.unlink()
+
+
+def contained_path(root: Path, relative: str, what: str = "path") -> Path:
+    """Join ``relative`` under ``root``, refusing anything that would leave ``root``."""
+    if not relative or os.path.isabs(relative) or "\x00" in relative:
+        raise ApgError("APG_PATH_UNSAFE", f"{what} {relative!r} must be a relative path inside {root}")
+    candidate = (root / relative).resolve()
+    base = root.resolve()
+    if candidate != base and base not in candidate.parents:
+        raise ApgError("APG_PATH_UNSAFE", f"{what} {relative!r} escapes {root}; use a path inside it")
+    return candidate
+
+
+def safe_name(name: str, what: str) -> str:
+    """Accept a single path component made of safe characters (machine names, ids)."""
+    allowed = set("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.-@")
+    if not name or name in {".", ".."} or any(ch not in allowed for ch in name):
+        raise ApgError(
+            "APG_NAME_INVALID",
+            f"{what} {name!r} may hold only letters, digits and _ . - @ (no slashes)",
+            exit_code=2,
+        )
+    return name

@@ -1,0 +1,315 @@
+"""The site driver interface: the only seam through which the product touches a live site.
+
+Reads go through :meth:`SiteDriver.read_state`, which answers a whole :class:`StateQuery`
+in one round trip. On DDEV a round trip is a ``ddev exec`` (about a second), so callers
+build one batch for everything they need instead of asking question by question.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, ClassVar, TypeVar
+
+from ai_proving_ground.errors import ApgError
+
+# ---------------------------------------------------------------------------- answers
+
+
+@dataclass(frozen=True)
+class ModuleState:
+    """One extension as the site sees it."""
+
+    name: str
+    enabled: bool
+    version: str | None
+    package: str | None = None
+    path: str | None = None
+    schema_installed: int | None = None
+    schema_code: int | None = None
+
+
+@dataclass(frozen=True)
+class EntityRecord:
+    """A content entity, keyed by UUID; ``id`` is a serial assigned at import."""
+
+    entity_type: str
+    uuid: str
+    id: int
+    bundle: str
+    label: str
+    status: bool
+    fields: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
+    created: int = 0
+    changed: int = 0
+
+
+@dataclass(frozen=True)
+class ViewRow:
+    """One row of an executed view."""
+
+    id: int
+    uuid: str
+    label: str
+
+
+@dataclass(frozen=True)
+class ViewResult:
+    """The ordered rows of one executed view display, or why it could not execute."""
+
+    view_id: str
+    display_id: str
+    rows: tuple[ViewRow, ...] = ()
+    total_rows: int = 0
+    error: str | None = None
+
+
+@dataclass(frozen=True)
+class ComponentItem:
+    """One node of a Canvas component tree."""
+
+    uuid: str
+    component_id: str
+    parent_uuid: str | None = None
+    slot: str | None = None
+    inputs: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class CanvasTree:
+    """A component tree held by a Canvas page entity or a page-region config object."""
+
+    kind: str  # "page" or "region"
+    key: str  # page UUID or region config name
+    label: str
+    components: tuple[ComponentItem, ...] = ()
+
+
+@dataclass(frozen=True)
+class PendingUpdate:
+    """A database update the code has and the database has not run."""
+
+    module: str
+    update_id: str
+    description: str
+
+
+@dataclass(frozen=True)
+class Versions:
+    """Code identity: core, runtime and per-module versions (schema versions kept apart)."""
+
+    core: str
+    runtime: dict[str, str]
+    modules: dict[str, dict[str, str | None]]
+    schema: dict[str, int | None]
+
+
+# ---------------------------------------------------------------------------- questions
+
+
+@dataclass(frozen=True)
+class Condition:
+    """A field condition: ``field`` is a base field (status, label, bundle) or a field name."""
+
+    field: str
+    operator: str
+    value: Any = None
+
+
+@dataclass(frozen=True)
+class CountQuery:
+    """How many entities of a type (and bundle) match every condition."""
+
+    entity_type: str
+    bundle: str | None = None
+    conditions: tuple[Condition, ...] = ()
+
+
+@dataclass(frozen=True)
+class ViewQuery:
+    """Execute one display of a view."""
+
+    view_id: str
+    display_id: str = "default"
+
+
+@dataclass(frozen=True)
+class CanvasRef:
+    """A Canvas tree to read: ``page`` by entity UUID or ``region`` by config name."""
+
+    kind: str
+    key: str
+
+
+@dataclass(frozen=True)
+class ContentSelector:
+    """Which content an export captures: a type, optionally a bundle and fixed UUIDs."""
+
+    entity_type: str
+    bundle: str | None = None
+    uuids: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class StateQuery:
+    """Everything one caller wants to know, answered in a single round trip."""
+
+    modules: bool = False
+    config: tuple[str, ...] = ()
+    config_prefixes: tuple[str, ...] = ()
+    entities: tuple[str, ...] = ()
+    counts: tuple[CountQuery, ...] = ()
+    views: tuple[ViewQuery, ...] = ()
+    canvas: tuple[CanvasRef, ...] = ()
+    pending_updates: bool = False
+    versions: bool = False
+
+
+@dataclass
+class StateAnswer:
+    """The answers to a :class:`StateQuery`, in the same shapes for every driver."""
+
+    modules: dict[str, ModuleState] = field(default_factory=dict)
+    config: dict[str, Any] = field(default_factory=dict)
+    config_names: dict[str, list[str]] = field(default_factory=dict)
+    entities: dict[str, EntityRecord | None] = field(default_factory=dict)
+    counts: list[int] = field(default_factory=list)
+    views: list[ViewResult] = field(default_factory=list)
+    canvas: list[CanvasTree | None] = field(default_factory=list)
+    pending_updates: list[PendingUpdate] = field(default_factory=list)
+    versions: Versions | None = None
+
+
+@dataclass(frozen=True)
+class RecipeReport:
+    """What applying a recipe did."""
+
+    recipe: str
+    modules_installed: tuple[str, ...] = ()
+    config_written: tuple[str, ...] = ()
+    content_created: tuple[str, ...] = ()
+    content_skipped: tuple[str, ...] = ()
+
+
+# ---------------------------------------------------------------------------- driver
+
+
+class SiteDriver(ABC):
+    """A live site. Implementations count their round trips in :attr:`round_trips`."""
+
+    name: ClassVar[str]
+
+    def __init__(self, approot: Path) -> None:
+        self.approot = approot
+        self.round_trips = 0
+
+    @abstractmethod
+    def read_state(self, query: StateQuery) -> StateAnswer:
+        """Answer every question in ``query`` in one round trip."""
+
+    @abstractmethod
+    def apply_recipe(self, recipe_dir: Path) -> RecipeReport:
+        """Apply a recipe; on failure, config is as it was before."""
+
+    @abstractmethod
+    def install_modules(self, names: Sequence[str]) -> list[str]:
+        """Install modules and their dependencies; return what was newly installed."""
+
+    @abstractmethod
+    def uninstall_modules(self, names: Sequence[str]) -> list[str]:
+        """Uninstall modules; refuse when an installed module depends on one of them."""
+
+    @abstractmethod
+    def dump_database(self, dest: Path) -> None:
+        """Write a consistent database dump to ``dest`` (new-then-rename)."""
+
+    @abstractmethod
+    def restore_database(self, src: Path) -> None:
+        """Replace the database with the dump at ``src``."""
+
+    @abstractmethod
+    def rebuild_caches(self) -> None:
+        """Drop every derived cache (``drush cr``)."""
+
+    @abstractmethod
+    def public_files_dir(self) -> Path:
+        """The public files directory (``public://``) as a host path."""
+
+    @abstractmethod
+    def private_files_dir(self) -> Path | None:
+        """The private files directory, when one is configured."""
+
+    @abstractmethod
+    def run_updates(self) -> list[PendingUpdate]:
+        """Run pending database updates (``drush updb``); return what ran."""
+
+    @abstractmethod
+    def export_config(self, names: Sequence[str]) -> dict[str, Any]:
+        """Active config objects by exact name, ready to write as ``config/<name>.yml``."""
+
+    @abstractmethod
+    def export_content(self, selectors: Sequence[ContentSelector]) -> list[dict[str, Any]]:
+        """Matching entities as core default-content documents (``_meta`` + ``default``)."""
+
+    @abstractmethod
+    def status(self) -> dict[str, Any]:
+        """``drush core:status``-shaped facts about the site."""
+
+    # Conveniences built on read_state; each is one round trip.
+
+    def modules(self) -> dict[str, ModuleState]:
+        """All modules known on disk, enabled or not."""
+        return self.read_state(StateQuery(modules=True)).modules
+
+    def config_get(self, name: str) -> Any:
+        """One config object, or ``None`` when it does not exist."""
+        return self.read_state(StateQuery(config=(name,))).config.get(name)
+
+    def entities(self, uuids: Sequence[str]) -> dict[str, EntityRecord | None]:
+        """Entities by UUID, ``None`` for each UUID that does not resolve."""
+        return self.read_state(StateQuery(entities=tuple(uuids))).entities
+
+
+# ---------------------------------------------------------------------------- registry
+
+_DRIVERS: dict[str, type[SiteDriver]] = {}
+D = TypeVar("D", bound=type[SiteDriver])
+
+
+def register_driver(name: str) -> Callable[[D], D]:
+    """Class decorator: make a driver selectable by ``name``."""
+
+    def decorate(cls: D) -> D:
+        cls.name = name
+        _DRIVERS[name] = cls
+        return cls
+
+    return decorate
+
+
+def driver_names() -> list[str]:
+    """Registered driver names."""
+    _load_builtin_drivers()
+    return sorted(_DRIVERS)
+
+
+def get_driver(name: str, approot: Path) -> SiteDriver:
+    """Instantiate the driver called ``name`` for the bed at ``approot``."""
+    _load_builtin_drivers()
+    try:
+        cls = _DRIVERS[name]
+    except KeyError:
+        known = ", ".join(sorted(_DRIVERS))
+        raise ApgError(
+            "APG_DRIVER_UNKNOWN",
+            f"no site driver called {name!r}; set AI_PG_SITE_DRIVER to one of: {known}",
+            exit_code=2,
+        ) from None
+    return cls(approot)
+
+
+def _load_builtin_drivers() -> None:
+    # Imported for their registration side effect; kept lazy so `apg --help` stays fast.
+    from ai_proving_ground.sites import ddev, embedded  # noqa: F401

@@ -1,0 +1,648 @@
+<?php
+
+/**
+ * @file
+ * ai_proving_ground state probe: answers one batch of questions as one JSON line.
+ *
+ * Run inside Drupal by the ddev site driver:
+ *   drush php:script /var/www/html/<path>/probe.php --script-path=<dir> -- <request>
+ * <request> is the question batch as base64-encoded JSON, or "@<container path>" naming a
+ * JSON file when the batch is too large for one argument. Drush includes this file inside
+ * its command, so the arguments arrive in $extra.
+ *
+ * The answer's keys mirror ai_proving_ground.sites.base.StateAnswer. Any exception ends the
+ * command with drush's "[error]" log line and a non-zero exit, which the driver reports.
+ * Success falls through without exit(): drush treats an explicit exit as abnormal
+ * termination and collapses its code to 1.
+ *
+ * Everything lives in an anonymous class so that including the file defines no global
+ * function and cannot collide with site code.
+ */
+
+use Drupal\Core\Entity\ContentEntityInterface;
+use Drupal\Core\Entity\EntityChangedInterface;
+use Drupal\Core\Entity\EntityInterface;
+use Drupal\Core\Entity\EntityPublishedInterface;
+use Drupal\Core\Field\FieldItemListInterface;
+use Drupal\user\UserInterface;
+
+$apg_probe = new class {
+
+  /**
+   * Content entity types that entity and UUID look-ups search, in order.
+   */
+  private const UUID_ENTITY_TYPES = [
+    'node',
+    'canvas_page',
+    'taxonomy_term',
+    'user',
+    'media',
+    'block_content',
+  ];
+
+  /**
+   * Base fields that entity records report besides the configurable ones.
+   */
+  private const REPORTED_BASE_FIELDS = ['title', 'status'];
+
+  /**
+   * Field types whose items point at another entity.
+   */
+  private const REFERENCE_TYPES = ['entity_reference', 'file', 'image'];
+
+  /**
+   * Reads the request from drush's $extra arguments.
+   */
+  public function request(array $extra): array {
+    $argument = (string) ($extra[0] ?? '');
+    if ($argument === '') {
+      throw new \InvalidArgumentException('APG probe: no request argument after "--".');
+    }
+    if ($argument[0] === '@') {
+      $json = file_get_contents(substr($argument, 1));
+      if ($json === FALSE) {
+        throw new \RuntimeException('APG probe: cannot read request file ' . substr($argument, 1));
+      }
+    }
+    else {
+      $json = base64_decode($argument, TRUE);
+      if ($json === FALSE) {
+        throw new \InvalidArgumentException('APG probe: the request is not valid base64.');
+      }
+    }
+    $request = json_decode($json, TRUE, 512, JSON_THROW_ON_ERROR);
+    if (!is_array($request)) {
+      throw new \InvalidArgumentException('APG probe: the request is not a JSON object.');
+    }
+    return $request;
+  }
+
+  /**
+   * Answers every question in the request.
+   */
+  public function answer(array $q): array {
+    $answer = [
+      'modules' => !empty($q['modules']) ? $this->modules() : [],
+      'config' => $this->config($q['config'] ?? []),
+      'config_names' => $this->configNames($q['config_prefixes'] ?? []),
+      'entities' => $this->entities($q['entities'] ?? []),
+      'counts' => array_map($this->countQuery(...), $q['counts'] ?? []),
+      'views' => array_map($this->view(...), $q['views'] ?? []),
+      'canvas' => array_map($this->canvas(...), $q['canvas'] ?? []),
+      'pending_updates' => !empty($q['pending_updates']) ? $this->pendingUpdates() : [],
+      'versions' => !empty($q['versions']) ? $this->versions() : NULL,
+    ];
+    if (isset($q['content_export'])) {
+      $answer['content_export'] = $this->contentExport($q['content_export']);
+    }
+    // Empty maps must stay JSON objects, not lists.
+    foreach (['modules', 'config', 'config_names', 'entities'] as $key) {
+      $answer[$key] = (object) $answer[$key];
+    }
+    return $answer;
+  }
+
+  // ------------------------------------------------------------------ modules
+
+  private function modules(): array {
+    $handler = \Drupal::moduleHandler();
+    $registry = $this->updateHookRegistry();
+    $this->loadInstallFiles();
+    $modules = [];
+    foreach (\Drupal::service('extension.list.module')->getList() as $name => $extension) {
+      $info = $extension->info ?? [];
+      $enabled = $handler->moduleExists($name);
+      $modules[$name] = [
+        'name' => $name,
+        'enabled' => $enabled,
+        'version' => isset($info['version']) ? (string) $info['version'] : NULL,
+        'package' => isset($info['package']) ? (string) $info['package'] : NULL,
+        'path' => $extension->getPath(),
+        'schema_installed' => $enabled ? $this->installedSchema($registry, $name) : NULL,
+        'schema_code' => $enabled ? $this->codeSchema($registry, $name) : NULL,
+      ];
+    }
+    ksort($modules);
+    return $modules;
+  }
+
+  private function updateHookRegistry(): ?object {
+    return \Drupal::hasService('update.update_hook_registry')
+      ? \Drupal::service('update.update_hook_registry')
+      : NULL;
+  }
+
+  private function installedSchema(?object $registry, string $module): ?int {
+    if ($registry === NULL) {
+      return NULL;
+    }
+    $version = (int) $registry->getInstalledVersion($module);
+    // -1 is SCHEMA_UNINSTALLED; 0 means "installed, no update hook has run".
+    return $version < 0 ? NULL : $version;
+  }
+
+  private function codeSchema(?object $registry, string $module): ?int {
+    if ($registry === NULL || !method_exists($registry, 'getAvailableUpdates')) {
+      return NULL;
+    }
+    $available = $registry->getAvailableUpdates($module);
+    return $available ? (int) max($available) : NULL;
+  }
+
+  /**
+   * Loads every installed module's .install file, as update.php does.
+   *
+   * hook_update_N() implementations live there; update discovery only sees loaded ones.
+   */
+  private function loadInstallFiles(): void {
+    require_once DRUPAL_ROOT . '/core/includes/install.inc';
+    if (function_exists('drupal_load_updates')) {
+      drupal_load_updates();
+    }
+    else {
+      \Drupal::moduleHandler()->loadAllIncludes('install');
+    }
+  }
+
+  // ------------------------------------------------------------------- config
+
+  private function config(array $names): array {
+    $factory = \Drupal::configFactory();
+    $out = [];
+    foreach ($names as $name) {
+      $config = $factory->get((string) $name);
+      // getRawData() is the stored object, without settings.php overrides.
+      $out[$name] = $config->isNew() ? NULL : $config->getRawData();
+    }
+    return $out;
+  }
+
+  private function configNames(array $prefixes): array {
+    $factory = \Drupal::configFactory();
+    $out = [];
+    foreach ($prefixes as $prefix) {
+      $names = $factory->listAll((string) $prefix);
+      sort($names);
+      $out[$prefix] = $names;
+    }
+    return $out;
+  }
+
+  // ----------------------------------------------------------------- entities
+
+  private function entities(array $uuids): array {
+    $out = array_fill_keys(array_map('strval', $uuids), NULL);
+    foreach ($this->loadByUuids(array_keys($out)) as $uuid => $entity) {
+      $out[$uuid] = $this->record($entity);
+    }
+    return $out;
+  }
+
+  /**
+   * Loads entities by UUID with one query per candidate entity type.
+   *
+   * @return \Drupal\Core\Entity\ContentEntityInterface[]
+   *   Keyed by UUID; UUIDs that resolve nowhere are absent.
+   */
+  private function loadByUuids(array $uuids, ?array $types = NULL): array {
+    $manager = \Drupal::entityTypeManager();
+    $found = [];
+    $missing = $uuids;
+    foreach ($types ?? self::UUID_ENTITY_TYPES as $type_id) {
+      if (!$missing || !$manager->hasDefinition($type_id)) {
+        continue;
+      }
+      $uuid_key = $manager->getDefinition($type_id)->getKey('uuid');
+      if (!$uuid_key) {
+        continue;
+      }
+      foreach (array_chunk($missing, 500) as $chunk) {
+        $entities = $manager->getStorage($type_id)->loadByProperties([$uuid_key => $chunk]);
+        foreach ($entities as $entity) {
+          $found[$entity->uuid()] = $entity;
+        }
+      }
+      $missing = array_values(array_diff($missing, array_keys($found)));
+    }
+    return $found;
+  }
+
+  private function record(ContentEntityInterface $entity): array {
+    $fields = [];
+    foreach ($entity->getFieldDefinitions() as $name => $definition) {
+      $is_base = $definition->getFieldStorageDefinition()->isBaseField();
+      if ($is_base && !in_array($name, self::REPORTED_BASE_FIELDS, TRUE)) {
+        continue;
+      }
+      $fields[$name] = $this->fieldItems($entity->get($name));
+    }
+    ksort($fields);
+    return [
+      'entity_type' => $entity->getEntityTypeId(),
+      'uuid' => $entity->uuid(),
+      'id' => (int) $entity->id(),
+      'bundle' => $entity->bundle(),
+      'label' => (string) $entity->label(),
+      'status' => $this->status($entity),
+      'fields' => (object) $fields,
+      'created' => $entity->hasField('created') ? (int) $entity->get('created')->value : 0,
+      'changed' => $entity instanceof EntityChangedInterface ? (int) $entity->getChangedTime() : 0,
+    ];
+  }
+
+  private function status(EntityInterface $entity): bool {
+    if ($entity instanceof EntityPublishedInterface) {
+      return $entity->isPublished();
+    }
+    if ($entity instanceof UserInterface) {
+      return $entity->isActive();
+    }
+    return TRUE;
+  }
+
+  /**
+   * Field items as stored; references also carry the target's UUID.
+   */
+  private function fieldItems(FieldItemListInterface $items): array {
+    $values = $items->getValue();
+    if (!in_array($items->getFieldDefinition()->getType(), self::REFERENCE_TYPES, TRUE)) {
+      return $values;
+    }
+    foreach ($items as $delta => $item) {
+      $target = $item->get('entity')->getValue();
+      if ($target instanceof EntityInterface && $target->uuid()) {
+        $values[$delta]['target_uuid'] = $target->uuid();
+      }
+    }
+    return $values;
+  }
+
+  // ------------------------------------------------------------------- counts
+
+  private function countQuery(array $question): int {
+    $manager = \Drupal::entityTypeManager();
+    $type_id = (string) $question['entity_type'];
+    if (!$manager->hasDefinition($type_id)) {
+      // No entity of a type the site does not define can match.
+      return 0;
+    }
+    $type = $manager->getDefinition($type_id);
+    $query = $manager->getStorage($type_id)->getQuery()->accessCheck(FALSE);
+    if (($question['bundle'] ?? NULL) !== NULL && $type->hasKey('bundle')) {
+      $query->condition($type->getKey('bundle'), $question['bundle']);
+    }
+    $storage_fields = \Drupal::service('entity_field.manager')->getFieldStorageDefinitions($type_id);
+    foreach ($question['conditions'] ?? [] as $condition) {
+      $field = $this->conditionField($type, (string) $condition['field']);
+      $operator = strtoupper((string) ($condition['operator'] ?? '='));
+      $operator = $operator === '!=' ? '<>' : $operator;
+      if (!isset($storage_fields[explode('.', $field)[0]])) {
+        // A field the site lacks holds no value: "is empty" holds for every entity,
+        // anything else for none.
+        if ($operator === 'IS NULL') {
+          continue;
+        }
+        return 0;
+      }
+      if ($operator === 'IS NULL') {
+        $query->notExists($field);
+      }
+      elseif ($operator === 'IS NOT NULL') {
+        $query->exists($field);
+      }
+      else {
+        $query->condition($field, $condition['value'] ?? NULL, $operator);
+      }
+    }
+    return (int) $query->count()->execute();
+  }
+
+  /**
+   * Maps the generic names (label, status, bundle) onto the entity type's keys.
+   */
+  private function conditionField(object $type, string $field): string {
+    $keys = ['label' => 'label', 'status' => 'published', 'bundle' => 'bundle'];
+    if (isset($keys[$field]) && $type->hasKey($keys[$field])) {
+      return $type->getKey($keys[$field]);
+    }
+    return $field;
+  }
+
+  // -------------------------------------------------------------------- views
+
+  private function view(array $question): array {
+    $view_id = (string) $question['view_id'];
+    $display_id = (string) ($question['display_id'] ?? 'default');
+    $result = [
+      'view_id' => $view_id,
+      'display_id' => $display_id,
+      'rows' => [],
+      'total_rows' => 0,
+      'error' => NULL,
+    ];
+    try {
+      $view = \Drupal\views\Views::getView($view_id);
+      if ($view === NULL) {
+        $result['error'] = "view $view_id does not exist";
+        return $result;
+      }
+      if (!$view->storage->status()) {
+        // A disabled view serves no page or block, whatever its config says.
+        $result['error'] = "view $view_id is disabled";
+        return $result;
+      }
+      if (!$view->setDisplay($display_id)) {
+        $result['error'] = "view $view_id has no display $display_id";
+        return $result;
+      }
+      $view->preExecute();
+      $view->execute();
+      foreach ($view->result as $row) {
+        $result['rows'][] = $this->viewRow($view, $row);
+      }
+      $result['total_rows'] = (int) ($view->total_rows ?? count($result['rows']));
+      $view->destroy();
+    }
+    catch (\Throwable $e) {
+      $result['rows'] = [];
+      $result['error'] = get_class($e) . ': ' . $e->getMessage();
+    }
+    return $result;
+  }
+
+  private function viewRow(object $view, object $row): array {
+    $entity = $row->_entity ?? NULL;
+    if ($entity instanceof EntityInterface) {
+      return [
+        'id' => (int) $entity->id(),
+        'uuid' => (string) $entity->uuid(),
+        'label' => (string) $entity->label(),
+      ];
+    }
+    // A base table without an entity: the base field is all there is.
+    $base_field = $view->storage->get('base_field');
+    return ['id' => (int) ($row->{$base_field} ?? 0), 'uuid' => '', 'label' => ''];
+  }
+
+  // ------------------------------------------------------------------- canvas
+
+  private function canvas(array $ref): ?array {
+    $kind = (string) ($ref['kind'] ?? '');
+    $key = (string) ($ref['key'] ?? '');
+    if ($kind === 'page') {
+      return $this->canvasPage($key);
+    }
+    if ($kind === 'region') {
+      return $this->canvasRegion($key);
+    }
+    return NULL;
+  }
+
+  private function canvasPage(string $uuid): ?array {
+    $page = $this->loadByUuids([$uuid], ['canvas_page'])[$uuid] ?? NULL;
+    if ($page === NULL || !$page->hasField('components')) {
+      return NULL;
+    }
+    return [
+      'kind' => 'page',
+      'key' => $uuid,
+      'label' => (string) $page->label(),
+      'components' => $this->componentItems($page->get('components')->getValue()),
+    ];
+  }
+
+  private function canvasRegion(string $name): ?array {
+    $config = \Drupal::configFactory()->get($name);
+    if ($config->isNew()) {
+      return NULL;
+    }
+    $data = $config->getRawData();
+    return [
+      'kind' => 'region',
+      'key' => $name,
+      'label' => (string) ($data['region'] ?? $name),
+      'components' => $this->componentItems($data['component_tree'] ?? []),
+    ];
+  }
+
+  private function componentItems(array $items): array {
+    $out = [];
+    foreach (array_values($items) as $item) {
+      $inputs = $item['inputs'] ?? [];
+      // Field items store inputs as a JSON string; region config stores a mapping.
+      if (is_string($inputs)) {
+        $inputs = $inputs === '' ? [] : json_decode($inputs, TRUE, 512, JSON_THROW_ON_ERROR);
+      }
+      $out[] = [
+        'uuid' => (string) ($item['uuid'] ?? ''),
+        'component_id' => (string) ($item['component_id'] ?? ''),
+        'parent_uuid' => isset($item['parent_uuid']) ? (string) $item['parent_uuid'] : NULL,
+        'slot' => isset($item['slot']) ? (string) $item['slot'] : NULL,
+        'inputs' => (object) ($inputs ?? []),
+      ];
+    }
+    return $out;
+  }
+
+  // ------------------------------------------------------- updates, versions
+
+  /**
+   * Pending hook_update_N() and post-update functions, as drush updatedb:status lists them.
+   */
+  private function pendingUpdates(): array {
+    $this->loadInstallFiles();
+    require_once DRUPAL_ROOT . '/core/includes/update.inc';
+    $pending = [];
+    foreach (update_get_update_list() as $module => $updates) {
+      foreach ($updates['pending'] ?? [] as $update_id => $description) {
+        $pending[] = [
+          'module' => (string) $module,
+          'update_id' => (string) $update_id,
+          'description' => trim(str_replace($update_id . ' - ', '', (string) $description)),
+        ];
+      }
+    }
+    $post = \Drupal::service('update.post_update_registry')->getPendingUpdateInformation();
+    foreach ($post as $module => $info) {
+      foreach ($info['pending'] ?? [] as $name => $description) {
+        $pending[] = [
+          'module' => (string) $module,
+          'update_id' => (string) $name,
+          'description' => trim((string) $description),
+        ];
+      }
+    }
+    return $pending;
+  }
+
+  private function versions(): array {
+    $registry = $this->updateHookRegistry();
+    $modules = [];
+    $schema = [];
+    $list = \Drupal::service('extension.list.module');
+    foreach (array_keys(\Drupal::moduleHandler()->getModuleList()) as $name) {
+      $info = $list->getExtensionInfo($name);
+      $project = isset($info['project']) ? (string) $info['project'] : NULL;
+      $modules[$name] = [
+        'version' => isset($info['version']) ? (string) $info['version'] : NULL,
+        'project' => $project,
+        'reference' => $this->composerReference($project ?? $name),
+      ];
+      $schema[$name] = $this->installedSchema($registry, $name);
+    }
+    ksort($modules);
+    ksort($schema);
+    $runtime = ['php' => PHP_VERSION];
+    $database = \Drupal::database();
+    $runtime['database'] = $database->driver() . ' ' . $database->version();
+    if (class_exists('Drush\Drush')) {
+      $runtime['drush'] = (string) \Drush\Drush::getVersion();
+    }
+    return [
+      'core' => \Drupal::VERSION,
+      'runtime' => $runtime,
+      'modules' => (object) $modules,
+      'schema' => (object) $schema,
+    ];
+  }
+
+  /**
+   * The installed package's source reference (a git SHA or tag), when Composer knows it.
+   */
+  private function composerReference(string $project): ?string {
+    $package = "drupal/$project";
+    if (!class_exists('Composer\InstalledVersions')
+      || !\Composer\InstalledVersions::isInstalled($package)) {
+      return NULL;
+    }
+    return \Composer\InstalledVersions::getReference($package);
+  }
+
+  // ----------------------------------------------------------- content export
+
+  private function contentExport(array $selectors): array {
+    $documents = [];
+    foreach ($selectors as $selector) {
+      foreach ($this->selectedEntities($selector) as $entity) {
+        $documents[] = $this->exportEntity($entity);
+      }
+    }
+    return $documents;
+  }
+
+  /**
+   * @return \Drupal\Core\Entity\ContentEntityInterface[]
+   */
+  private function selectedEntities(array $selector): array {
+    $manager = \Drupal::entityTypeManager();
+    $type_id = (string) $selector['entity_type'];
+    if (!$manager->hasDefinition($type_id)) {
+      return [];
+    }
+    $type = $manager->getDefinition($type_id);
+    $query = $manager->getStorage($type_id)->getQuery()->accessCheck(FALSE);
+    if (($selector['bundle'] ?? NULL) !== NULL && $type->hasKey('bundle')) {
+      $query->condition($type->getKey('bundle'), $selector['bundle']);
+    }
+    if (!empty($selector['uuids'])) {
+      $query->condition($type->getKey('uuid'), array_values($selector['uuids']), 'IN');
+    }
+    $query->sort($type->getKey('id'));
+    $ids = $query->execute();
+    return $ids ? array_values($manager->getStorage($type_id)->loadMultiple($ids)) : [];
+  }
+
+  /**
+   * One entity in core's default-content format (_meta + default [+ translations]).
+   */
+  private function exportEntity(ContentEntityInterface $entity): array {
+    $exporter = 'Drupal\Core\DefaultContent\Exporter';
+    if (class_exists($exporter) && \Drupal::hasService($exporter)) {
+      // Core's own exporter (11.3+) is the reference for the format.
+      $result = \Drupal::service($exporter)->export($entity);
+      $document = ['_meta' => $result->metadata->get()] + $result->data;
+    }
+    else {
+      $document = $this->exportEntityFallback($entity);
+    }
+    $document['default'] = (object) ($document['default'] ?? []);
+    return $document;
+  }
+
+  /**
+   * Approximates core's exporter on sites older than 11.3.
+   */
+  private function exportEntityFallback(ContentEntityInterface $entity): array {
+    $type = $entity->getEntityType();
+    $meta = [
+      'version' => '1.0',
+      'entity_type' => $entity->getEntityTypeId(),
+      'uuid' => $entity->uuid(),
+    ];
+    if ($type->hasKey('bundle')) {
+      $meta['bundle'] = $entity->bundle();
+    }
+    if ($type->hasKey('langcode')) {
+      $meta['default_langcode'] = $entity->language()->getId();
+    }
+    $skip = [];
+    foreach (['id', 'uuid', 'revision', 'langcode', 'bundle', 'default_langcode', 'revision_default', 'revision_created'] as $key) {
+      if ($type->hasKey($key)) {
+        $skip[] = $type->getKey($key);
+      }
+    }
+    $depends = [];
+    $data = [];
+    foreach ($entity->getFields() as $name => $items) {
+      $definition = $items->getFieldDefinition();
+      if (in_array($name, $skip, TRUE)
+        || in_array($definition->getType(), ['changed', 'created'], TRUE)
+        || $definition->isComputed()
+        || $items->isEmpty()) {
+        continue;
+      }
+      $is_reference = in_array($definition->getType(), self::REFERENCE_TYPES, TRUE);
+      foreach ($items as $item) {
+        $values = $item->getValue();
+        if ($is_reference) {
+          $target = $item->get('entity')->getValue();
+          $values = $this->exportReference($entity, $target, $values, $depends);
+          if ($values === NULL) {
+            continue;
+          }
+        }
+        $data[$name][] = $values;
+      }
+    }
+    if ($depends) {
+      $meta['depends'] = $depends;
+    }
+    return ['_meta' => $meta, 'default' => $data];
+  }
+
+  private function exportReference(EntityInterface $owner, ?EntityInterface $target, array $values, array &$depends): ?array {
+    if ($target === NULL) {
+      return NULL;
+    }
+    if ($target instanceof UserInterface && (int) $target->id() < 2) {
+      // Users 0 and 1 exist on every site, so their serial IDs are portable.
+      return array_map('intval', array_intersect_key($values, ['target_id' => TRUE]));
+    }
+    if ($target instanceof ContentEntityInterface && $target->uuid() !== $owner->uuid()) {
+      $depends[$target->uuid()] = $target->getEntityTypeId();
+      if ($target->getEntityType()->hasIntegerId()) {
+        $values['entity'] = $target->uuid();
+        unset($values['target_id'], $values['target_revision_id']);
+      }
+    }
+    return $values;
+  }
+
+};
+
+$apg_request = $apg_probe->request($extra ?? []);
+print json_encode(
+  $apg_probe->answer($apg_request),
+  JSON_UNESCAPED_SLASHES | JSON_UNESCAPED_UNICODE | JSON_PRESERVE_ZERO_FRACTION
+    | JSON_INVALID_UTF8_SUBSTITUTE | JSON_THROW_ON_ERROR
+) . "\n";

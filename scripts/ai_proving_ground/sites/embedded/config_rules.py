@@ -1,0 +1,117 @@
+"""What makes a config object valid before it is saved, per name pattern, as Drupal's schema does."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from ai_proving_ground.errors import ApgError
+from ai_proving_ground.sites.embedded import canvas
+from ai_proving_ground.sites.embedded.content_model import ENTITY_TYPES, FIELD_TYPES, ConfigReader
+
+Rule = Callable[[str, dict[str, Any], ConfigReader], None]
+
+
+def _refuse(name: str, message: str) -> ApgError:
+    return ApgError("APG_CONFIG_INVALID", f"config {name}: {message}")
+
+
+def provider_of(name: str) -> str:
+    """The extension that owns a config name: its first dot-separated part."""
+    return name.split(".", 1)[0]
+
+
+def validate(name: str, data: Any, config: ConfigReader, enabled: set[str]) -> None:
+    """Refuse config that Drupal would refuse: wrong shape, missing provider, broken references."""
+    if "." not in name or any(not part for part in name.split(".")):
+        raise _refuse(name, "a config name is extension.name with no empty parts")
+    if not isinstance(data, dict):
+        raise _refuse(name, "a config object must be a mapping")
+    provider = provider_of(name)
+    if provider != "core" and provider not in enabled:
+        raise _refuse(name, f"its provider {provider} is not installed; "
+                            f"install it with `apg site pm:install {provider}` first")
+    for prefix, rule in _RULES:
+        if name.startswith(prefix):
+            rule(name, data, config)
+
+
+def _expect(name: str, data: dict[str, Any], key: str, value: str) -> None:
+    if data.get(key) != value:
+        raise _refuse(name, f"{key} must be {value!r} to match the config name, "
+                            f"found {data.get(key)!r}")
+
+
+def _node_type(name: str, data: dict[str, Any], config: ConfigReader) -> None:
+    _expect(name, data, "type", name.removeprefix("node.type."))
+    if not isinstance(data.get("name"), str) or not data["name"]:
+        raise _refuse(name, "a content type needs a human-readable name")
+
+
+def _vocabulary(name: str, data: dict[str, Any], config: ConfigReader) -> None:
+    _expect(name, data, "vid", name.removeprefix("taxonomy.vocabulary."))
+
+
+def _field_storage(name: str, data: dict[str, Any], config: ConfigReader) -> None:
+    parts = name.split(".")
+    if len(parts) != 4:
+        raise _refuse(name, "name it field.storage.<entity_type>.<field_name>")
+    _, _, entity_type, field_name = parts
+    if entity_type not in ENTITY_TYPES:
+        raise _refuse(name, f"unknown entity type {entity_type!r}")
+    _expect(name, data, "entity_type", entity_type)
+    _expect(name, data, "field_name", field_name)
+    if data.get("type") not in FIELD_TYPES:
+        raise _refuse(name, f"unknown field type {data.get('type')!r} "
+                            f"(known: {', '.join(sorted(FIELD_TYPES))})")
+    if field_name in ENTITY_TYPES[entity_type].base_fields:
+        raise _refuse(name, f"{field_name} is a base field of {entity_type}")
+
+
+def _field_instance(name: str, data: dict[str, Any], config: ConfigReader) -> None:
+    parts = name.split(".")
+    if len(parts) != 5:
+        raise _refuse(name, "name it field.field.<entity_type>.<bundle>.<field_name>")
+    _, _, entity_type, bundle, field_name = parts
+    if entity_type not in ENTITY_TYPES:
+        raise _refuse(name, f"unknown entity type {entity_type!r}")
+    _expect(name, data, "entity_type", entity_type)
+    _expect(name, data, "bundle", bundle)
+    _expect(name, data, "field_name", field_name)
+    if not isinstance(config.config_get(f"field.storage.{entity_type}.{field_name}"), dict):
+        raise _refuse(name, f"field.storage.{entity_type}.{field_name} must exist first")
+    prefix = ENTITY_TYPES[entity_type].bundle_prefix
+    if prefix and not isinstance(config.config_get(prefix + bundle), dict):
+        raise _refuse(name, f"bundle {prefix}{bundle} must exist first")
+
+
+def _view(name: str, data: dict[str, Any], config: ConfigReader) -> None:
+    _expect(name, data, "id", name.removeprefix("views.view."))
+    base_table = data.get("base_table")
+    tables = {t.base_table: t.id for t in ENTITY_TYPES.values()}
+    if base_table not in tables:
+        raise _refuse(name, f"base_table {base_table!r} is not one of {', '.join(sorted(tables))}")
+    display = data.get("display")
+    if not isinstance(display, dict) or not isinstance(display.get("default"), dict):
+        raise _refuse(name, "a view needs display.default")
+
+
+def _page_region(name: str, data: dict[str, Any], config: ConfigReader) -> None:
+    tree = canvas.parse_tree(data.get("component_tree") or [], f"{name}.component_tree")
+    canvas.validate_tree(tree, config.config_get, f"{name}.component_tree")
+
+
+def _component(name: str, data: dict[str, Any], config: ConfigReader) -> None:
+    if not isinstance(data.get("props", {}), dict) or not isinstance(data.get("slots", []), list):
+        raise _refuse(name, "a component has props (a mapping) and slots (a list)")
+
+
+_RULES: tuple[tuple[str, Rule], ...] = (
+    ("node.type.", _node_type),
+    ("taxonomy.vocabulary.", _vocabulary),
+    ("field.storage.", _field_storage),
+    ("field.field.", _field_instance),
+    ("views.view.", _view),
+    (canvas.REGION_PREFIX, _page_region),
+    (canvas.COMPONENT_PREFIX, _component),
+)

@@ -1,0 +1,229 @@
+"""Entity types, bundles and fields as config defines them, and the rules that enforce them."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from ai_proving_ground.errors import ApgError
+from ai_proving_ground.sites.embedded import canvas
+
+FieldItems = list[dict[str, Any]]
+
+
+@dataclass(frozen=True)
+class EntityTypeDef:
+    """An entity type of the embedded site."""
+
+    id: str
+    provider: str
+    label_field: str
+    bundle_prefix: str | None  # config prefix of bundle definitions; None = one bundle (the type)
+    base_fields: frozenset[str]
+    base_table: str
+
+
+ENTITY_TYPES: dict[str, EntityTypeDef] = {
+    t.id: t
+    for t in (
+        EntityTypeDef(
+            "node", "node", "title", "node.type.",
+            frozenset({"title", "status", "uid", "revision_uid", "revision_log", "promote",
+                       "sticky", "path", "langcode", "created", "changed"}),
+            "node_field_data",
+        ),
+        EntityTypeDef(
+            "taxonomy_term", "taxonomy", "name", "taxonomy.vocabulary.",
+            frozenset({"name", "status", "description", "weight", "parent", "path", "langcode",
+                       "changed"}),
+            "taxonomy_term_field_data",
+        ),
+        EntityTypeDef(
+            "canvas_page", "canvas", "title", None,
+            frozenset({"title", "status", "description", "path", "components", "owner",
+                       "langcode", "created", "changed"}),
+            "canvas_page_field_data",
+        ),
+    )
+}
+
+# Which module provides each field type; a field of a type whose module is off is refused.
+FIELD_TYPES: dict[str, str] = {
+    "string": "field", "string_long": "field", "email": "field", "integer": "field",
+    "decimal": "field", "float": "field", "boolean": "field", "entity_reference": "field",
+    "text": "text", "text_long": "text", "text_with_summary": "text",
+    "list_string": "options", "list_integer": "options", "link": "link", "datetime": "datetime",
+}
+_MAIN_PROPERTY = {"entity_reference": "target_uuid", "link": "uri"}
+
+
+class ConfigReader(Protocol):
+    """Read access to active config, as validation needs it."""
+
+    def config_get(self, name: str) -> Any: ...
+
+    def config_names(self, prefix: str = "") -> list[str]: ...
+
+
+def _refuse(message: str) -> ApgError:
+    return ApgError("APG_ENTITY_INVALID", message)
+
+
+def entity_type(type_id: str, enabled: set[str]) -> EntityTypeDef:
+    """The definition of ``type_id``, provided its module is installed."""
+    definition = ENTITY_TYPES.get(type_id)
+    if definition is None:
+        raise _refuse(f"unknown entity type {type_id!r} (known: {', '.join(sorted(ENTITY_TYPES))})")
+    if definition.provider not in enabled:
+        raise _refuse(f"entity type {type_id} needs module {definition.provider}; "
+                      f"install it with `apg site pm:install {definition.provider}`")
+    return definition
+
+
+def bundle_exists(definition: EntityTypeDef, bundle: str, config: ConfigReader) -> bool:
+    if definition.bundle_prefix is None:
+        return bundle == definition.id
+    return isinstance(config.config_get(definition.bundle_prefix + bundle), dict)
+
+
+def normalize_items(raw: Any) -> FieldItems:
+    """Accept a scalar, one item or a list; references by UUID use ``target_uuid``."""
+    if raw is None:
+        return []
+    values = raw if isinstance(raw, list) else [raw]
+    items: FieldItems = []
+    for value in values:
+        item = dict(value) if isinstance(value, dict) else {"value": value}
+        if "entity" in item:  # core's default-content reference shape
+            item["target_uuid"] = item.pop("entity")
+        items.append(item)
+    return items
+
+
+@dataclass(frozen=True)
+class ValidEntity:
+    """Values that passed the content model: label, status and the remaining fields."""
+
+    label: str
+    status: bool
+    fields: dict[str, FieldItems]
+
+
+def validate_values(definition: EntityTypeDef, bundle: str, values: Mapping[str, Any],
+                    config: ConfigReader, enabled: set[str]) -> ValidEntity:
+    """Refuse an unknown bundle, an undefined field or a value the field cannot hold."""
+    if not bundle_exists(definition, bundle, config):
+        hint = (f"define it with config {definition.bundle_prefix}{bundle}"
+                if definition.bundle_prefix else f"{definition.id} has the single bundle "
+                                                 f"{definition.id}")
+        raise _refuse(f"{definition.id} bundle {bundle!r} does not exist; {hint}")
+    fields: dict[str, FieldItems] = {}
+    for name, raw in values.items():
+        items = normalize_items(raw)
+        if name in definition.base_fields:
+            fields[name] = _base_items(definition, name, items, config)
+            continue
+        fields[name] = _configured_items(definition, bundle, name, items, config, enabled)
+    _check_required(definition, bundle, fields, config)
+    label_items = fields.pop(definition.label_field, [])
+    label = str(label_items[0].get("value", "")) if label_items else ""
+    if not label:
+        raise _refuse(f"{definition.id} needs a {definition.label_field}")
+    status_items = fields.pop("status", [{"value": True}])
+    status = _as_bool(status_items[0].get("value", True)) if status_items else True
+    for derived in ("created", "changed", "langcode"):
+        fields.pop(derived, None)
+    return ValidEntity(label=label, status=status, fields=fields)
+
+
+def _base_items(definition: EntityTypeDef, name: str, items: FieldItems,
+                config: ConfigReader) -> FieldItems:
+    if name == "components":
+        tree = canvas.parse_tree(items, f"{definition.id}.components")
+        canvas.validate_tree(tree, config.config_get, f"{definition.id}.components")
+        return canvas.items_from_tree(tree)
+    return items
+
+
+def _configured_items(definition: EntityTypeDef, bundle: str, name: str, items: FieldItems,
+                      config: ConfigReader, enabled: set[str]) -> FieldItems:
+    instance = config.config_get(f"field.field.{definition.id}.{bundle}.{name}")
+    storage = config.config_get(f"field.storage.{definition.id}.{name}")
+    if not isinstance(instance, dict) or not isinstance(storage, dict):
+        raise _refuse(f"field {name!r} is not defined on {definition.id} bundle {bundle}; "
+                      f"define field.storage.{definition.id}.{name} and "
+                      f"field.field.{definition.id}.{bundle}.{name}")
+    field_type = str(storage.get("type"))
+    provider = FIELD_TYPES.get(field_type)
+    if provider is None or provider not in enabled:
+        raise _refuse(f"field {name!r} has type {field_type!r}, which no installed module provides")
+    cardinality = int(storage.get("cardinality", 1))
+    if cardinality != -1 and len(items) > cardinality:
+        raise _refuse(f"field {name!r} holds at most {cardinality} value(s), got {len(items)}")
+    return [_check_item(name, field_type, storage, item) for item in items]
+
+
+def _check_item(name: str, field_type: str, storage: Mapping[str, Any],
+                item: dict[str, Any]) -> dict[str, Any]:
+    prop = _MAIN_PROPERTY.get(field_type, "value")
+    if prop != "value" and prop not in item and "value" in item:
+        item[prop] = item.pop("value")  # `--set field=x` gives every field a plain value
+    if field_type == "entity_reference" and "target_id" in item and prop not in item:
+        prop = "target_id"
+    if prop not in item:
+        raise _refuse(f"field {name!r} item {item!r} lacks its {prop!r} property")
+    value = item[prop]
+    if field_type in {"integer", "list_integer"}:
+        item[prop] = _as_int(name, value)
+    elif field_type in {"decimal", "float"}:
+        item[prop] = _as_number(name, value)
+    elif field_type == "boolean":
+        item[prop] = _as_bool(value)
+    elif not isinstance(value, str):
+        item[prop] = str(value)
+    if field_type.startswith("list_"):
+        allowed = _allowed_values(storage)
+        if allowed and str(item[prop]) not in allowed:
+            raise _refuse(f"field {name!r} value {item[prop]!r} is not allowed "
+                          f"(allowed: {', '.join(allowed)})")
+    return item
+
+
+def _allowed_values(storage: Mapping[str, Any]) -> list[str]:
+    raw = (storage.get("settings") or {}).get("allowed_values") or []
+    if isinstance(raw, dict):
+        return [str(k) for k in raw]
+    return [str(v.get("value")) if isinstance(v, dict) else str(v) for v in raw]
+
+
+def _check_required(definition: EntityTypeDef, bundle: str, fields: Mapping[str, FieldItems],
+                    config: ConfigReader) -> None:
+    prefix = f"field.field.{definition.id}.{bundle}."
+    for name in config.config_names(prefix):
+        field_name = name[len(prefix):]
+        instance = config.config_get(name)
+        if isinstance(instance, dict) and instance.get("required") and not fields.get(field_name):
+            raise _refuse(f"field {field_name!r} is required on {definition.id} bundle {bundle}")
+
+
+
+def _as_bool(value: Any) -> bool:
+    if isinstance(value, str):
+        return value.strip().lower() not in {"", "0", "false", "no", "off"}
+    return bool(value)
+
+
+def _as_int(name: str, value: Any) -> int:
+    try:
+        return int(str(value).strip())
+    except ValueError:
+        raise _refuse(f"field {name!r} needs an integer, got {value!r}") from None
+
+
+def _as_number(name: str, value: Any) -> float | int:
+    try:
+        number = float(str(value).strip())
+    except ValueError:
+        raise _refuse(f"field {name!r} needs a number, got {value!r}") from None
+    return int(number) if number.is_integer() else number

@@ -1,0 +1,521 @@
+"""The embedded site: a complete, Drupal-shaped site whose state lives in one SQLite file."""
+
+from __future__ import annotations
+
+import contextlib
+import copy
+import os
+import platform
+import sqlite3
+import time
+import uuid as uuidlib
+from collections.abc import Iterator, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from ai_proving_ground.errors import ApgError
+from ai_proving_ground.fsutil import atomic_target
+from ai_proving_ground.sites.base import (
+    CanvasRef,
+    CanvasTree,
+    ContentSelector,
+    CountQuery,
+    EntityRecord,
+    ModuleState,
+    PendingUpdate,
+    RecipeReport,
+    SiteDriver,
+    StateAnswer,
+    StateQuery,
+    Versions,
+    ViewResult,
+    register_driver,
+)
+from ai_proving_ground.sites.embedded import canvas, config_rules, content_model, modules
+from ai_proving_ground.sites.embedded.layout import BedLayout
+from ai_proving_ground.sites.embedded.recipes import RecipeRunner
+from ai_proving_ground.sites.embedded.store import Store
+from ai_proving_ground.sites.embedded.views import ViewError, base_entity_type, execute_view
+
+EXTENSION_CONFIG = "core.extension"
+SCHEMA_COLLECTION = "system.schema"
+
+
+@register_driver("sqlite")
+class EmbeddedSite(SiteDriver):
+    """The embedded site driver; also the engine behind ``apg site``."""
+
+    def __init__(self, approot: Path) -> None:
+        super().__init__(approot)
+        self.layout = BedLayout(approot)
+
+    # ------------------------------------------------------------------ lifecycle
+
+    @classmethod
+    def install(cls, approot: Path) -> EmbeddedSite:
+        """Create the database with the required modules (system, user) installed."""
+        layout = BedLayout(approot)
+        if layout.database.exists():
+            raise ApgError("APG_SITE_EXISTS", f"{layout.database} already exists")
+        Store.create(layout.database).close()
+        site = cls(approot)
+        with site.session() as store:
+            store.config_set(EXTENSION_CONFIG, {"module": {}, "theme": {"olivero": 0},
+                                                "profile": "embedded"})
+            site._install(store, ["system", "user"])
+        return site
+
+    @contextlib.contextmanager
+    def session(self) -> Iterator[Store]:
+        """One open database connection; writes inside it are all-or-nothing."""
+        store = Store(self.layout.database)
+        try:
+            with store.transaction():
+                yield store
+        finally:
+            store.close()
+
+    # ------------------------------------------------------------------ reads
+
+    def read_state(self, query: StateQuery) -> StateAnswer:
+        self.round_trips += 1
+        with self.session() as store:
+            return self._answer(store, query)
+
+    def _answer(self, store: Store, query: StateQuery) -> StateAnswer:
+        answer = StateAnswer()
+        if query.modules:
+            answer.modules = self._module_states(store)
+        if query.config:
+            answer.config = store.config_get_many(query.config)
+        for prefix in query.config_prefixes:
+            answer.config_names[prefix] = store.config_names(prefix)
+        if query.entities:
+            found = store.entities_by_uuid(query.entities)
+            answer.entities = {u: found.get(u) for u in query.entities}
+        answer.counts = [self._count(store, q) for q in query.counts]
+        answer.views = [self._execute_view(store, q.view_id, q.display_id) for q in query.views]
+        answer.canvas = [self._canvas_tree(store, ref) for ref in query.canvas]
+        if query.pending_updates:
+            answer.pending_updates = self._pending(store)
+        if query.versions:
+            answer.versions = self._versions(store)
+        return answer
+
+    def enabled_modules(self, store: Store) -> set[str]:
+        extension = store.config_get(EXTENSION_CONFIG) or {}
+        return set(extension.get("module") or {})
+
+    def _module_states(self, store: Store) -> dict[str, ModuleState]:
+        enabled = self.enabled_modules(store)
+        schema = store.kv_all(SCHEMA_COLLECTION)
+        states: dict[str, ModuleState] = {}
+        for name, info in sorted(modules.discover(self.approot).items()):
+            states[name] = ModuleState(
+                name=name, enabled=name in enabled, version=info.version, package=info.package,
+                path=_display_path(info.path, self.approot), schema_installed=schema.get(name),
+                schema_code=info.schema_version,
+            )
+        for name in sorted(enabled - set(states)):
+            # Installed but gone from disk: Drupal reports these too, and so must the doctor.
+            states[name] = ModuleState(name=name, enabled=True, version=None, path=None,
+                                       schema_installed=schema.get(name))
+        return states
+
+    def _count(self, store: Store, query: CountQuery) -> int:
+        if not query.conditions:
+            return store.entity_count(query.entity_type, query.bundle)
+        # Conditions are evaluated by the Views engine, so a count and a view filter agree.
+        view = condition_view(query)
+        try:
+            result = execute_view("count", view, "default",
+                                  store.entities_of(query.entity_type, query.bundle))
+        except ViewError as exc:
+            raise ApgError("APG_QUERY_INVALID", f"count condition: {exc}") from None
+        return result.total_rows
+
+    def _execute_view(self, store: Store, view_id: str, display_id: str) -> ViewResult:
+        view = store.config_get(f"views.view.{view_id}")
+        if view is None:
+            return ViewResult(view_id, display_id, error=f"view {view_id} does not exist")
+        if "views" not in self.enabled_modules(store):
+            return ViewResult(view_id, display_id, error="module views is not installed")
+        try:
+            entity_type = base_entity_type(view)
+            return execute_view(view_id, view, display_id, store.entities_of(entity_type))
+        except ViewError as exc:
+            return ViewResult(view_id, display_id, error=str(exc))
+
+    def _canvas_tree(self, store: Store, ref: CanvasRef) -> CanvasTree | None:
+        if ref.kind == "page":
+            record = store.entities_by_uuid([ref.key]).get(ref.key)
+            if record is None or record.entity_type != "canvas_page":
+                return None
+            items = record.fields.get("components", [])
+            return CanvasTree("page", ref.key, record.label, canvas.parse_tree(items, ref.key))
+        if ref.kind == "region":
+            data = store.config_get(ref.key)
+            if not isinstance(data, dict):
+                return None
+            tree = canvas.parse_tree(data.get("component_tree") or [], ref.key)
+            return CanvasTree("region", ref.key, str(data.get("label", ref.key)), tree)
+        raise ApgError("APG_USAGE", f"canvas reference kind must be page or region, not {ref.kind}",
+                       exit_code=2)
+
+    def _pending(self, store: Store) -> list[PendingUpdate]:
+        schema = store.kv_all(SCHEMA_COLLECTION)
+        pending: list[PendingUpdate] = []
+        available = modules.discover(self.approot)
+        for name in sorted(self.enabled_modules(store)):
+            info = available.get(name)
+            if info is None:
+                continue
+            for number, description in modules.pending_updates(info, schema.get(name)):
+                pending.append(PendingUpdate(name, f"{name}_update_{number}", description))
+        return pending
+
+    def _versions(self, store: Store) -> Versions:
+        states = self._module_states(store)
+        enabled = {n: s for n, s in states.items() if s.enabled}
+        return Versions(
+            core=modules.CORE_VERSION,
+            runtime={"python": platform.python_version(), "sqlite": sqlite3.sqlite_version},
+            modules={
+                n: {"package": s.package, "version": s.version, "source_reference": None}
+                for n, s in enabled.items()
+            },
+            schema={n: s.schema_installed for n, s in enabled.items()},
+        )
+
+    # ------------------------------------------------------------------ modules
+
+    def install_modules(self, names: Sequence[str]) -> list[str]:
+        with self.session() as store:
+            return self._install(store, list(names))
+
+    def _install(self, store: Store, names: list[str]) -> list[str]:
+        available = modules.discover(self.approot)
+        enabled = self.enabled_modules(store)
+        order = modules.install_order(names, available, enabled)
+        for name in order:
+            info = available[name]
+            extension = store.config_get(EXTENSION_CONFIG)
+            extension["module"][name] = 0
+            extension["module"] = dict(sorted(extension["module"].items()))
+            store.config_set(EXTENSION_CONFIG, extension)
+            if info.schema_version is not None:
+                store.kv_set(SCHEMA_COLLECTION, name, info.schema_version)
+            self._install_module_config(store, info)
+        return order
+
+    def _install_module_config(self, store: Store, info: modules.ModuleInfo) -> None:
+        enabled = self.enabled_modules(store)
+        for path in sorted((info.path / "config" / "install").glob("*.yml")):
+            name = path.name[: -len(".yml")]
+            data = _load_config_file(path)
+            current = store.config_get(name)
+            if current is not None and current != data:
+                raise ApgError("APG_CONFIG_EXISTS", f"module {info.name} ships {name}, which "
+                               "already exists with other values; delete it first")
+            config_rules.validate(name, data, store, enabled)
+            store.config_set(name, data)
+
+    def uninstall_modules(self, names: Sequence[str]) -> list[str]:
+        with self.session() as store:
+            enabled = self.enabled_modules(store)
+            available = modules.discover(self.approot)
+            removing = [n for n in names if n in enabled]
+            for name in names:
+                if name not in enabled:
+                    raise ApgError("APG_MODULE_NOT_INSTALLED", f"module {name} is not installed")
+                info = available.get(name)
+                if info is not None and info.required:
+                    raise ApgError("APG_MODULE_REQUIRED", f"module {name} is required by the site")
+                for other in sorted(enabled - set(removing)):
+                    if other in available and name in available[other].dependencies:
+                        raise ApgError("APG_MODULE_DEPENDED_ON", f"module {other} depends on "
+                                       f"{name}; uninstall {other} first")
+                self._refuse_if_content(store, name)
+            for name in removing:
+                self._uninstall_one(store, name)
+            return removing
+
+    def _refuse_if_content(self, store: Store, module: str) -> None:
+        for definition in content_model.ENTITY_TYPES.values():
+            if definition.provider == module and store.entity_count(definition.id):
+                raise ApgError("APG_MODULE_HAS_CONTENT", f"module {module} provides "
+                               f"{definition.id} entities that still exist; delete them first")
+
+    def _uninstall_one(self, store: Store, name: str) -> None:
+        for config_name in store.config_names(name + "."):
+            store.config_delete(config_name)
+        for config_name, data in store.config_all().items():
+            deps = (data.get("dependencies") or {}) if isinstance(data, dict) else {}
+            if name in (deps.get("module") or []):
+                store.config_delete(config_name)
+        extension = store.config_get(EXTENSION_CONFIG)
+        extension["module"].pop(name, None)
+        store.config_set(EXTENSION_CONFIG, extension)
+        store.kv_delete(SCHEMA_COLLECTION, name)
+
+    def run_updates(self) -> list[PendingUpdate]:
+        with self.session() as store:
+            pending = self._pending(store)
+            available = modules.discover(self.approot)
+            for name in {p.module for p in pending}:
+                store.kv_set(SCHEMA_COLLECTION, name, available[name].schema_version)
+            return pending
+
+    # ------------------------------------------------------------------ config
+
+    def config_save(self, store: Store, name: str, data: Any) -> None:
+        """Validate and save one config object (the single write path for config)."""
+        if name == EXTENSION_CONFIG:
+            raise ApgError("APG_CONFIG_INVALID", "core.extension changes only through "
+                           "pm:install and pm:uninstall")
+        config_rules.validate(name, data, store, self.enabled_modules(store))
+        store.config_set(name, data)
+
+    def config_delete(self, store: Store, name: str) -> None:
+        if name == EXTENSION_CONFIG:
+            raise ApgError("APG_CONFIG_INVALID", "core.extension cannot be deleted")
+        if store.config_get(name) is None:
+            raise ApgError("APG_CONFIG_MISSING", f"config {name} does not exist")
+        self._refuse_if_in_use(store, name)
+        store.config_delete(name)
+
+    def _refuse_if_in_use(self, store: Store, name: str) -> None:
+        for definition in content_model.ENTITY_TYPES.values():
+            prefix = definition.bundle_prefix
+            if prefix and name.startswith(prefix):
+                bundle = name[len(prefix):]
+                if store.entity_count(definition.id, bundle):
+                    raise ApgError("APG_CONFIG_IN_USE", f"{definition.id} entities of bundle "
+                                   f"{bundle} exist; delete them before {name}")
+        if name.startswith("field.storage."):
+            _, _, entity_type, field_name = name.split(".", 3)
+            users = [n for n in store.config_names(f"field.field.{entity_type}.")
+                     if n.endswith("." + field_name)]
+            if users:
+                raise ApgError("APG_CONFIG_IN_USE", f"{name} is used by {', '.join(users)}; "
+                               "delete those first")
+
+    def config_import(self, objects: Mapping[str, Any]) -> dict[str, list[str]]:
+        """Make active config equal ``objects`` (``drush config:import``), all or nothing."""
+        with self.session() as store:
+            current = store.config_all()
+            extension = objects.get(EXTENSION_CONFIG) or current.get(EXTENSION_CONFIG)
+            wanted_modules = set((extension or {}).get("module") or {})
+            missing = sorted(wanted_modules - set(modules.discover(self.approot)))
+            if missing:
+                raise ApgError("APG_MODULE_MISSING", "core.extension lists modules not on disk: "
+                               + ", ".join(missing))
+            staged = dict(objects)
+            staged[EXTENSION_CONFIG] = extension
+            store.config_replace_all(staged)
+            for name, data in sorted(staged.items()):
+                if name != EXTENSION_CONFIG:
+                    config_rules.validate(name, data, store, wanted_modules)
+            return {
+                "created": sorted(set(staged) - set(current)),
+                "updated": sorted(n for n in set(staged) & set(current) if staged[n] != current[n]),
+                "deleted": sorted(set(current) - set(staged)),
+            }
+
+    def export_config(self, names: Sequence[str]) -> dict[str, Any]:
+        with self.session() as store:
+            found = store.config_get_many(names)
+        missing = [n for n, data in found.items() if data is None]
+        if missing:
+            raise ApgError("APG_CONFIG_MISSING", "config does not exist: " + ", ".join(missing))
+        return found
+
+    def all_config(self) -> dict[str, Any]:
+        with self.session() as store:
+            return store.config_all()
+
+    # ------------------------------------------------------------------ content
+
+    def create_entity(self, store: Store, entity_type: str, bundle: str | None,
+                      values: Mapping[str, Any], uuid: str | None = None) -> EntityRecord:
+        """Validate and insert one entity; the serial id is assigned here, at import."""
+        enabled = self.enabled_modules(store)
+        definition = content_model.entity_type(entity_type, enabled)
+        bundle = bundle or definition.id
+        valid = content_model.validate_values(definition, bundle, values, store, enabled)
+        new_uuid = uuid or str(uuidlib.uuid4())
+        if store.uuids_present([new_uuid]):
+            raise ApgError("APG_ENTITY_EXISTS", f"an entity with uuid {new_uuid} already exists")
+        now = int(time.time())
+        record = EntityRecord(
+            entity_type=entity_type, uuid=new_uuid, id=store.next_id(entity_type), bundle=bundle,
+            label=valid.label, status=valid.status, fields=valid.fields, created=now, changed=now,
+        )
+        store.entity_insert(record)
+        return record
+
+    def update_entity(self, store: Store, record: EntityRecord,
+                      values: Mapping[str, Any]) -> EntityRecord:
+        """Merge ``values`` into an entity and validate the result as a whole."""
+        enabled = self.enabled_modules(store)
+        definition = content_model.entity_type(record.entity_type, enabled)
+        merged: dict[str, Any] = copy.deepcopy(record.fields)
+        merged[definition.label_field] = [{"value": record.label}]
+        merged["status"] = [{"value": record.status}]
+        merged.update(values)
+        valid = content_model.validate_values(definition, record.bundle, merged, store, enabled)
+        updated = EntityRecord(
+            entity_type=record.entity_type, uuid=record.uuid, id=record.id, bundle=record.bundle,
+            label=valid.label, status=valid.status, fields=valid.fields, created=record.created,
+            changed=int(time.time()),
+        )
+        store.entity_update(updated)
+        return updated
+
+    def find_entity(self, store: Store, entity_type: str, key: str) -> EntityRecord:
+        """An entity by UUID or by serial id."""
+        record = (store.entity_by_id(entity_type, int(key)) if key.isdigit()
+                  else store.entities_by_uuid([key]).get(key))
+        if record is None or record.entity_type != entity_type:
+            raise ApgError("APG_ENTITY_MISSING", f"no {entity_type} entity {key}")
+        return record
+
+    def export_content(self, selectors: Sequence[ContentSelector]) -> list[dict[str, Any]]:
+        from ai_proving_ground.sites.embedded.default_content import to_document
+
+        docs: list[dict[str, Any]] = []
+        seen: set[str] = set()
+        with self.session() as store:
+            for selector in selectors:
+                for record in self._select(store, selector):
+                    if record.uuid in seen:
+                        continue
+                    seen.add(record.uuid)
+                    docs.append(to_document(record.entity_type, record.uuid, record.bundle,
+                                            export_values(record)))
+        return docs
+
+    def _select(self, store: Store, selector: ContentSelector) -> list[EntityRecord]:
+        if selector.uuids:
+            found = store.entities_by_uuid(selector.uuids)
+            missing = [u for u in selector.uuids if u not in found]
+            if missing:
+                raise ApgError("APG_ENTITY_MISSING", "export selector names missing entities: "
+                               + ", ".join(missing))
+            return [found[u] for u in selector.uuids]
+        return store.entities_of(selector.entity_type, selector.bundle)
+
+    # ------------------------------------------------------------------ recipes
+
+    def apply_recipe(self, recipe_dir: Path) -> RecipeReport:
+        with self.session() as store:
+            return RecipeRunner(self, store).apply(recipe_dir)
+
+    # ------------------------------------------------------------------ database and files
+
+    def dump_database(self, dest: Path) -> None:
+        source = sqlite3.connect(self.layout.database)
+        try:
+            with atomic_target(dest) as tmp:
+                target = sqlite3.connect(tmp)
+                try:
+                    source.backup(target)
+                finally:
+                    target.close()
+        finally:
+            source.close()
+
+    def restore_database(self, src: Path) -> None:
+        if not src.is_file():
+            raise ApgError("APG_DUMP_MISSING", f"database dump {src} does not exist")
+        check = sqlite3.connect(f"file:{src}?mode=ro", uri=True)
+        try:
+            check.execute("SELECT count(*) FROM config").fetchone()
+        except sqlite3.DatabaseError as exc:
+            raise ApgError("APG_DUMP_INVALID", f"{src} is not an embedded site dump ({exc})") from None
+        finally:
+            check.close()
+        with atomic_target(self.layout.database) as tmp:
+            target = sqlite3.connect(tmp)
+            source = sqlite3.connect(f"file:{src}?mode=ro", uri=True)
+            try:
+                source.backup(target)
+            finally:
+                source.close()
+                target.close()
+        for suffix in ("-wal", "-shm", "-journal"):
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(str(self.layout.database) + suffix)
+
+    def rebuild_caches(self) -> None:
+        with self.session() as store:
+            store.cache_clear()
+
+    def public_files_dir(self) -> Path:
+        return self.layout.public_files
+
+    def private_files_dir(self) -> Path | None:
+        private = self.layout.private_files
+        return private if private.is_dir() else None
+
+    def status(self) -> dict[str, Any]:
+        installed = self.layout.database.is_file()
+        facts: dict[str, Any] = {
+            "drupal-version": modules.CORE_VERSION,
+            "db-driver": "sqlite",
+            "db-name": str(self.layout.database),
+            "db-status": "Connected" if installed else "Not installed",
+            "bootstrap": "Successful" if installed else "",
+            "install-profile": "embedded",
+            "python-version": platform.python_version(),
+            "root": str(self.layout.webroot),
+            "site": "sites/default",
+            "files": "sites/default/files",
+            "private": str(self.private_files_dir() or ""),
+            "config-sync": "../config/sync",
+        }
+        if installed:
+            with self.session() as store:
+                facts["modules"] = len(self.enabled_modules(store))
+                facts["site-name"] = (store.config_get("system.site") or {}).get("name", "")
+        return facts
+
+
+def condition_view(query: CountQuery) -> dict[str, Any]:
+    """A view config whose filters are the query's conditions (all must hold)."""
+    table = content_model.ENTITY_TYPES[query.entity_type].base_table \
+        if query.entity_type in content_model.ENTITY_TYPES else f"{query.entity_type}_field_data"
+    filters = {
+        f"c{index}": {"table": table, "field": c.field, "operator": c.operator, "value": c.value}
+        for index, c in enumerate(query.conditions)
+    }
+    options = {"filters": filters, "pager": {"type": "none", "options": {"offset": 0}}}
+    return {"id": "count", "base_table": table, "display": {"default": {
+        "display_plugin": "default", "display_options": options}}}
+
+
+def export_values(record: EntityRecord) -> dict[str, list[dict[str, Any]]]:
+    """An entity's values in default-content shape: references by UUID under ``entity``."""
+    definition = content_model.ENTITY_TYPES[record.entity_type]
+    values: dict[str, list[dict[str, Any]]] = {
+        definition.label_field: [{"value": record.label}],
+        "status": [{"value": record.status}],
+    }
+    for name, items in record.fields.items():
+        values[name] = [
+            {("entity" if k == "target_uuid" else k): v for k, v in item.items()} for item in items
+        ]
+    return values
+
+
+def _load_config_file(path: Path) -> Any:
+    from ai_proving_ground.yamlio import load_yaml
+
+    return load_yaml(path, token="APG_CONFIG_INVALID")
+
+
+def _display_path(path: Path, approot: Path) -> str:
+    try:
+        return str(path.relative_to(approot))
+    except ValueError:
+        return f"core/modules/{path.name}"

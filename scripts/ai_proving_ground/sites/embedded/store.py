@@ -1,0 +1,252 @@
+"""The embedded site's database: one SQLite file holding config, content and key-value state."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import sqlite3
+import time
+from collections.abc import Iterable, Iterator, Sequence
+from pathlib import Path
+from typing import Any
+
+from ai_proving_ground.errors import ApgError
+from ai_proving_ground.sites.base import EntityRecord
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS config (name TEXT PRIMARY KEY, data TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS key_value (
+  collection TEXT NOT NULL, name TEXT NOT NULL, value TEXT NOT NULL,
+  PRIMARY KEY (collection, name));
+CREATE TABLE IF NOT EXISTS entity (
+  entity_type TEXT NOT NULL, id INTEGER NOT NULL, uuid TEXT NOT NULL UNIQUE,
+  bundle TEXT NOT NULL, label TEXT NOT NULL, status INTEGER NOT NULL,
+  langcode TEXT NOT NULL DEFAULT 'en', created INTEGER NOT NULL, changed INTEGER NOT NULL,
+  fields TEXT NOT NULL, PRIMARY KEY (entity_type, id));
+CREATE INDEX IF NOT EXISTS entity_bundle ON entity (entity_type, bundle);
+CREATE TABLE IF NOT EXISTS sequences (entity_type TEXT PRIMARY KEY, value INTEGER NOT NULL);
+CREATE TABLE IF NOT EXISTS cache (cid TEXT PRIMARY KEY, data TEXT NOT NULL);
+"""
+
+# SQLite caps bound parameters per statement; batches of UUIDs are split to stay below it.
+_IN_CHUNK = 500
+
+
+def _encode(data: Any) -> str:
+    return json.dumps(data, sort_keys=False, separators=(",", ":"))
+
+
+class Store:
+    """A thin, typed layer over the SQLite file. Callers group writes with :meth:`transaction`."""
+
+    def __init__(self, db_path: Path) -> None:
+        self.db_path = db_path
+        if not db_path.is_file():
+            raise ApgError(
+                "APG_SITE_NOT_INSTALLED",
+                f"no embedded site database at {db_path}; create a bed with `apg bed init DIR`",
+            )
+        self.conn = sqlite3.connect(db_path, isolation_level=None, timeout=30)
+        self.conn.row_factory = sqlite3.Row
+        self._depth = 0
+
+    @classmethod
+    def create(cls, db_path: Path) -> Store:
+        """Create an empty database file with the schema."""
+        db_path.parent.mkdir(parents=True, exist_ok=True)
+        conn = sqlite3.connect(db_path)
+        conn.executescript(SCHEMA)
+        conn.commit()
+        conn.close()
+        return cls(db_path)
+
+    def close(self) -> None:
+        self.conn.close()
+
+    @contextlib.contextmanager
+    def transaction(self) -> Iterator[None]:
+        """All-or-nothing; nests by savepoints so a recipe and its sub-recipes roll back together."""
+        name = f"sp{self._depth}"
+        self.conn.execute(f"SAVEPOINT {name}")
+        self._depth += 1
+        try:
+            yield
+        except BaseException:
+            self.conn.execute(f"ROLLBACK TO {name}")
+            self.conn.execute(f"RELEASE {name}")
+            raise
+        else:
+            self.conn.execute(f"RELEASE {name}")
+        finally:
+            self._depth -= 1
+
+    # ------------------------------------------------------------------ config
+
+    def config_get(self, name: str) -> Any:
+        row = self.conn.execute("SELECT data FROM config WHERE name = ?", (name,)).fetchone()
+        return None if row is None else json.loads(row["data"])
+
+    def config_get_many(self, names: Sequence[str]) -> dict[str, Any]:
+        found: dict[str, Any] = dict.fromkeys(names)
+        for chunk in _chunks(list(dict.fromkeys(names))):
+            marks = ",".join("?" * len(chunk))
+            rows = self.conn.execute(f"SELECT name, data FROM config WHERE name IN ({marks})", chunk)
+            for row in rows:
+                found[row["name"]] = json.loads(row["data"])
+        return found
+
+    def config_names(self, prefix: str = "") -> list[str]:
+        rows = self.conn.execute(
+            "SELECT name FROM config WHERE substr(name, 1, ?) = ? ORDER BY name", (len(prefix), prefix)
+        )
+        return [row["name"] for row in rows]
+
+    def config_all(self) -> dict[str, Any]:
+        rows = self.conn.execute("SELECT name, data FROM config ORDER BY name")
+        return {row["name"]: json.loads(row["data"]) for row in rows}
+
+    def config_set(self, name: str, data: Any) -> None:
+        self.conn.execute(
+            "INSERT INTO config (name, data) VALUES (?, ?) "
+            "ON CONFLICT(name) DO UPDATE SET data = excluded.data",
+            (name, _encode(data)),
+        )
+
+    def config_delete(self, name: str) -> bool:
+        return self.conn.execute("DELETE FROM config WHERE name = ?", (name,)).rowcount > 0
+
+    def config_replace_all(self, objects: dict[str, Any]) -> None:
+        self.conn.execute("DELETE FROM config")
+        self.conn.executemany(
+            "INSERT INTO config (name, data) VALUES (?, ?)",
+            [(name, _encode(data)) for name, data in objects.items()],
+        )
+
+    # ------------------------------------------------------------------ key-value
+
+    def kv_get(self, collection: str, name: str) -> Any:
+        row = self.conn.execute(
+            "SELECT value FROM key_value WHERE collection = ? AND name = ?", (collection, name)
+        ).fetchone()
+        return None if row is None else json.loads(row["value"])
+
+    def kv_all(self, collection: str) -> dict[str, Any]:
+        rows = self.conn.execute(
+            "SELECT name, value FROM key_value WHERE collection = ? ORDER BY name", (collection,)
+        )
+        return {row["name"]: json.loads(row["value"]) for row in rows}
+
+    def kv_set(self, collection: str, name: str, value: Any) -> None:
+        self.conn.execute(
+            "INSERT INTO key_value (collection, name, value) VALUES (?, ?, ?) "
+            "ON CONFLICT(collection, name) DO UPDATE SET value = excluded.value",
+            (collection, name, _encode(value)),
+        )
+
+    def kv_delete(self, collection: str, name: str) -> None:
+        self.conn.execute(
+            "DELETE FROM key_value WHERE collection = ? AND name = ?", (collection, name)
+        )
+
+    # ------------------------------------------------------------------ entities
+
+    def next_id(self, entity_type: str) -> int:
+        """A serial that is never reused, like an auto-increment column."""
+        row = self.conn.execute(
+            "SELECT value FROM sequences WHERE entity_type = ?", (entity_type,)
+        ).fetchone()
+        value = (row["value"] if row else 0) + 1
+        self.conn.execute(
+            "INSERT INTO sequences (entity_type, value) VALUES (?, ?) "
+            "ON CONFLICT(entity_type) DO UPDATE SET value = excluded.value",
+            (entity_type, value),
+        )
+        return value
+
+    def entity_insert(self, record: EntityRecord) -> None:
+        self.conn.execute(
+            "INSERT INTO entity (entity_type, id, uuid, bundle, label, status, created, changed,"
+            " fields) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            (record.entity_type, record.id, record.uuid, record.bundle, record.label,
+             int(record.status), record.created, record.changed, _encode(record.fields)),
+        )
+
+    def entity_update(self, record: EntityRecord) -> None:
+        self.conn.execute(
+            "UPDATE entity SET label = ?, status = ?, changed = ?, fields = ? WHERE uuid = ?",
+            (record.label, int(record.status), int(time.time()), _encode(record.fields),
+             record.uuid),
+        )
+
+    def entity_delete(self, uuid: str) -> bool:
+        return self.conn.execute("DELETE FROM entity WHERE uuid = ?", (uuid,)).rowcount > 0
+
+    def entities_by_uuid(self, uuids: Sequence[str]) -> dict[str, EntityRecord]:
+        found: dict[str, EntityRecord] = {}
+        for chunk in _chunks(list(dict.fromkeys(uuids))):
+            marks = ",".join("?" * len(chunk))
+            for row in self.conn.execute(f"SELECT * FROM entity WHERE uuid IN ({marks})", chunk):
+                found[row["uuid"]] = _record(row)
+        return found
+
+    def entity_by_id(self, entity_type: str, entity_id: int) -> EntityRecord | None:
+        row = self.conn.execute(
+            "SELECT * FROM entity WHERE entity_type = ? AND id = ?", (entity_type, entity_id)
+        ).fetchone()
+        return None if row is None else _record(row)
+
+    def entities_of(self, entity_type: str, bundle: str | None = None) -> list[EntityRecord]:
+        if bundle is None:
+            rows = self.conn.execute(
+                "SELECT * FROM entity WHERE entity_type = ? ORDER BY id", (entity_type,)
+            )
+        else:
+            rows = self.conn.execute(
+                "SELECT * FROM entity WHERE entity_type = ? AND bundle = ? ORDER BY id",
+                (entity_type, bundle),
+            )
+        return [_record(row) for row in rows]
+
+    def entity_count(self, entity_type: str, bundle: str | None = None) -> int:
+        if bundle is None:
+            row = self.conn.execute(
+                "SELECT COUNT(*) AS n FROM entity WHERE entity_type = ?", (entity_type,)
+            ).fetchone()
+        else:
+            row = self.conn.execute(
+                "SELECT COUNT(*) AS n FROM entity WHERE entity_type = ? AND bundle = ?",
+                (entity_type, bundle),
+            ).fetchone()
+        return int(row["n"])
+
+    def uuids_present(self, uuids: Iterable[str]) -> set[str]:
+        present: set[str] = set()
+        for chunk in _chunks(list(dict.fromkeys(uuids))):
+            marks = ",".join("?" * len(chunk))
+            rows = self.conn.execute(f"SELECT uuid FROM entity WHERE uuid IN ({marks})", chunk)
+            present.update(row["uuid"] for row in rows)
+        return present
+
+    # ------------------------------------------------------------------ cache
+
+    def cache_clear(self) -> int:
+        return self.conn.execute("DELETE FROM cache").rowcount
+
+
+def _chunks(items: list[str]) -> Iterator[list[str]]:
+    for start in range(0, len(items), _IN_CHUNK):
+        yield items[start : start + _IN_CHUNK]
+
+
+def _record(row: sqlite3.Row) -> EntityRecord:
+    return EntityRecord(
+        entity_type=row["entity_type"],
+        uuid=row["uuid"],
+        id=int(row["id"]),
+        bundle=row["bundle"],
+        label=row["label"],
+        status=bool(row["status"]),
+        fields=json.loads(row["fields"]),
+        created=int(row["created"]),
+        changed=int(row["changed"]),
+    )
