@@ -21,8 +21,10 @@ class ArgumentParser(argparse.ArgumentParser):
         raise SystemExit(2)
 
 
-def add_approot(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--approot", help="the bed's app root (default: $AI_PG_APPROOT, else .)")
+def add_approot(parser: argparse.ArgumentParser, nested: bool = False) -> None:
+    """``--approot``; on a subcommand it must not reset a value given before the subcommand."""
+    parser.add_argument("--approot", default=argparse.SUPPRESS if nested else None,
+                        help="the bed's app root (default: $AI_PG_APPROOT, else .)")
 
 
 def run(action: Callable[[], int]) -> int:

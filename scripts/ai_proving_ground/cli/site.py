@@ -44,7 +44,7 @@ def build_parser() -> ArgumentParser:
     def cmd(name: str, helptext: str, aliases: Sequence[str] = (),
             fmt: str | None = None) -> argparse.ArgumentParser:
         p = sub.add_parser(name, help=helptext, aliases=list(aliases), description=helptext)
-        add_approot(p)
+        add_approot(p, nested=True)
         p.set_defaults(command=name)
         if fmt:
             p.add_argument("--format", default=fmt, choices=["json", "yaml", "table", "string"])
