@@ -11,12 +11,9 @@ import yaml
 
 from ai_proving_ground.errors import ApgError
 
-try:  # the C loader is several times faster on large fixture sets
-    _Loader: type[yaml.SafeLoader] = yaml.CSafeLoader
-    _Dumper: type[yaml.SafeDumper] = yaml.CSafeDumper
-except AttributeError:  # pragma: no cover - pure-Python PyYAML build
-    _Loader = yaml.SafeLoader
-    _Dumper = yaml.SafeDumper
+# The C loader is several times faster on large fixture sets; PyYAML may be built without it.
+_Loader: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+_Dumper: Any = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
 
 
 PathPart = str | int
@@ -51,9 +48,9 @@ class YamlDocument:
                     if isinstance(key, yaml.ScalarNode) and key.value == str(part):
                         child = value
                         break
-            elif isinstance(node, yaml.SequenceNode) and isinstance(part, int):
-                if 0 <= part < len(node.value):
-                    child = node.value[part]
+            elif (isinstance(node, yaml.SequenceNode) and isinstance(part, int)
+                  and 0 <= part < len(node.value)):
+                child = node.value[part]
             if child is None:
                 break
             node = child

@@ -159,13 +159,16 @@ def test_order_follows_references_in_values(tmp_path: Path) -> None:
 
 
 def test_ties_break_on_entity_type_then_uuid_not_file_names(tmp_path: Path) -> None:
-    write_doc(tmp_path, "a/1.yml", "user", "u-1")
-    write_doc(tmp_path, "a/2.yml", "node", "n-2")
-    write_doc(tmp_path, "a/3.yml", "node", "n-1")
-    write_doc(tmp_path, "a/4.yml", "block_content", "b-9")
-    # n-3 waits for u-1; once free it still sorts by (entity_type, uuid) among the ready ones.
-    write_doc(tmp_path, "a/5.yml", "node", "n-3", {"uid": [{"entity": "u-1"}]})
-    assert uuids(load_content_dir(tmp_path)) == ["b-9", "n-1", "n-2", "u-1", "n-3"]
+    # UUID order alone (a, m, m, n, z) and file-name order would both differ from this.
+    write_doc(tmp_path, "a/1.yml", "user", "a-user")
+    write_doc(tmp_path, "a/2.yml", "node", "m-2")
+    write_doc(tmp_path, "a/3.yml", "node", "m-1")
+    write_doc(tmp_path, "a/4.yml", "block_content", "z-block")
+    write_doc(tmp_path, "a/6.yml", "user", "b-user")
+    # z-node waits for a-user; once free it still sorts by (entity_type, uuid) among the ready.
+    write_doc(tmp_path, "a/5.yml", "node", "z-node", {"uid": [{"entity": "a-user"}]})
+    assert uuids(load_content_dir(tmp_path)) == [
+        "z-block", "m-1", "m-2", "a-user", "z-node", "b-user"]
 
 
 def test_dependency_outside_the_set_is_kept_in_depends(tmp_path: Path) -> None:
@@ -179,12 +182,13 @@ def test_cycle_is_an_error_naming_its_uuids(tmp_path: Path) -> None:
     write_doc(tmp_path, "node/a.yml", "node", "c-a", depends={"c-b": "node"})
     write_doc(tmp_path, "node/b.yml", "node", "c-b", {"field_next": [{"entity": "c-c"}]})
     write_doc(tmp_path, "node/c.yml", "node", "c-c", depends={"c-a": "node"})
-    write_doc(tmp_path, "node/d.yml", "node", "d-downstream", depends={"c-a": "node"})
+    # Sorts before the cycle, so the search starts outside it and must trim its walk.
+    write_doc(tmp_path, "node/d.yml", "node", "a-downstream", depends={"c-a": "node"})
     write_doc(tmp_path, "node/e.yml", "node", "e-free")
     err = content_error(tmp_path)
     assert "dependency cycle" in err.message
     assert "c-a -> c-b -> c-c -> c-a" in err.message
-    assert "d-downstream" not in err.message
+    assert "a-downstream" not in err.message
     assert err.message.startswith(f"{tmp_path / 'node' / 'a.yml'}:")
     assert "$._meta.depends.c-b" in err.message
 

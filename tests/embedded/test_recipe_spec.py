@@ -17,7 +17,9 @@ from ai_proving_ground.sites.embedded.recipe_spec import (
 )
 
 
-def make_recipe(root: Path, name: str, recipe_yml: str, files: dict[str, str] | None = None) -> Path:
+def make_recipe(
+    root: Path, name: str, recipe_yml: str, files: dict[str, str] | None = None
+) -> Path:
     recipe_dir = root / name
     recipe_dir.mkdir(parents=True)
     (recipe_dir / "recipe.yml").write_text(textwrap.dedent(recipe_yml), encoding="utf-8")
@@ -315,7 +317,7 @@ config:
 """
 
 
-def test_inputs_are_substituted_in_actions_and_config_files(
+def test_inputs_are_substituted_in_actions_not_config_files(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("APG_TEST_RECIPE_ENV", "the-env")
@@ -328,8 +330,9 @@ def test_inputs_are_substituted_in_actions_and_config_files(
     assert actions["setDescription"] == "About Acme (1) from the-env; keep ${unknown}"
     assert actions["setThirdPartySettings"] == [{"module": "x", "key": "list",
                                                  "value": ["Acme", 7]}]
+    # Core substitutes inputs in actions only; config files are imported verbatim.
     assert done.config_files["system.site"] == {
-        "name": "Acme site", "page": {"front": "/Acme"}, "count": 3}
+        "name": "${label} site", "page": {"front": "/${label}"}, "count": 3}
     assert "node.type.${label}" in spec.config_actions  # the original is untouched
 
 

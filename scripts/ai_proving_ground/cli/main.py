@@ -13,6 +13,10 @@ from collections.abc import Sequence
 COMMANDS: dict[str, tuple[str, str]] = {
     "site": ("site", "drush-shaped commands for the embedded site"),
     "bed": ("bed", "create an embedded bed"),
+    "doctor": ("doctor", "prove the live state still matches the fixture set"),
+    "fixture-export": ("fixture_export", "capture a fixture from a live source site"),
+    "hash": ("hash", "print the set key of a fixture set"),
+    "manifest-union": ("manifest_union", "print the unioned manifest of a fixture set"),
 }
 
 

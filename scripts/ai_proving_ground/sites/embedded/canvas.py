@@ -110,7 +110,7 @@ def _check_inputs(item: ComponentItem, props: dict[str, Any], at: str) -> None:
                 raise _fail(at, f"input {name!r} of {item.component_id} is required")
             continue
         expected = _PROP_TYPES.get(str(prop.get("type", "string")), (object,))
-        if isinstance(value, bool) and bool not in expected or not isinstance(value, expected):
+        if (isinstance(value, bool) and bool not in expected) or not isinstance(value, expected):
             raise _fail(at, f"input {name!r} must be of type {prop.get('type')}")
         enum = prop.get("enum")
         if enum and value not in enum:

@@ -381,7 +381,7 @@ class EmbeddedSite(SiteDriver):
         return record
 
     def export_content(self, selectors: Sequence[ContentSelector]) -> list[dict[str, Any]]:
-        from ai_proving_ground.sites.embedded.default_content import to_document
+        from ai_proving_ground.sites.embedded.default_content import references, to_document
 
         docs: list[dict[str, Any]] = []
         seen: set[str] = set()
@@ -391,8 +391,11 @@ class EmbeddedSite(SiteDriver):
                     if record.uuid in seen:
                         continue
                     seen.add(record.uuid)
+                    values = export_values(record)
+                    targets = store.entities_by_uuid(references(values))
+                    ref_types = {u: r.entity_type for u, r in targets.items()}
                     docs.append(to_document(record.entity_type, record.uuid, record.bundle,
-                                            export_values(record)))
+                                            values, ref_types=ref_types))
         return docs
 
     def _select(self, store: Store, selector: ContentSelector) -> list[EntityRecord]:
@@ -483,10 +486,18 @@ class EmbeddedSite(SiteDriver):
 
 def condition_view(query: CountQuery) -> dict[str, Any]:
     """A view config whose filters are the query's conditions (all must hold)."""
-    table = content_model.ENTITY_TYPES[query.entity_type].base_table \
-        if query.entity_type in content_model.ENTITY_TYPES else f"{query.entity_type}_field_data"
+    definition = content_model.ENTITY_TYPES.get(query.entity_type)
+    table = definition.base_table if definition else f"{query.entity_type}_field_data"
+    base_fields = (definition.base_fields if definition else frozenset()) | {
+        "id", "uuid", "type", "bundle", "status", "label", "title", "name"}
+
+    def column(name: str) -> str:
+        # Configurable fields live in their own table, as Views addresses them.
+        return table if name in base_fields else f"{query.entity_type}__{name}"
+
     filters = {
-        f"c{index}": {"table": table, "field": c.field, "operator": c.operator, "value": c.value}
+        f"c{index}": {"table": column(c.field), "field": c.field, "operator": c.operator,
+                      "value": c.value}
         for index, c in enumerate(query.conditions)
     }
     options = {"filters": filters, "pager": {"type": "none", "options": {"offset": 0}}}

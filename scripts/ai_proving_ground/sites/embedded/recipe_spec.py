@@ -409,7 +409,7 @@ def _replace(value: Any, table: Mapping[str, str]) -> Any:
 
 
 def substitute_inputs(spec: RecipeSpec, values: Mapping[str, Any] | None = None) -> RecipeSpec:
-    """Replace ``${name}`` in config action names and args and in ``config/*.yml`` strings.
+    """Replace ``${name}`` in config action names and args, as core does (not in config files).
 
     ``values`` overrides defaults, keyed ``<recipe dir name>.<input>`` or ``<input>``.
     """
@@ -419,5 +419,4 @@ def substitute_inputs(spec: RecipeSpec, values: Mapping[str, Any] | None = None)
         return spec
     actions = {_replace(name, table): _replace(args, table)
                for name, args in spec.config_actions.items()}
-    files = {name: _replace(data, table) for name, data in spec.config_files.items()}
-    return replace(spec, config_actions=actions, config_files=files)
+    return replace(spec, config_actions=actions)

@@ -125,7 +125,7 @@ _SITE_LANGCODE = "en"  # the embedded site is monolingual
 _LANGUAGE_TOKEN = re.compile(
     r"^\*\*\*LANGUAGE_(language_content|language_interface|site_default)\*\*\*$"
 )
-_MAIN_PROPERTIES = ("value", "target_id", "target_uuid", "entity")
+_MAIN_PROPERTIES = ("value", "target_id", "target_uuid", "entity", "uri")
 # Default content references entities by UUID, so a target_id column falls back to it.
 _TARGET_ID_FALLBACK = ("target_uuid", "entity")
 
@@ -489,12 +489,13 @@ _FAMILY_GUESS_ORDER = ("string", "numeric", "in", "boolean")
 def _operator(ctx: _Context, key: str, handler: Mapping[str, Any], operator: Any) -> OpFactory:
     plugin = handler.get("plugin_id")
     family = _PLUGIN_FAMILIES.get(plugin) if isinstance(plugin, str) else None
-    if operator in (None, ""):
+    if operator is None or operator == "":
         operator = _DEFAULT_OPERATORS.get(family or "", "=")
+    name = operator if isinstance(operator, str) else ""
     if family is None:
         # Unknown plugin: take the first family that knows the operator.
-        family = next((f for f in _FAMILY_GUESS_ORDER if operator in _OPERATORS[f]), "string")
-    factory = _OPERATORS[family].get(operator) if isinstance(operator, str) else None
+        family = next((f for f in _FAMILY_GUESS_ORDER if name in _OPERATORS[f]), "string")
+    factory = _OPERATORS[family].get(name)
     if factory is None:
         raise ctx.error(
             f"{key}.operator", f"unknown operator {operator!r} for a {family} filter ({plugin})"
@@ -686,7 +687,7 @@ def _pager(ctx: _Context, options: Mapping[str, Any]) -> tuple[int, int | None]:
     """(offset, limit); limit None means every row after the offset."""
     pager = _mapping(ctx, "pager", options.get("pager"))
     pager_type = pager.get("type", "mini")  # Views' default display pager
-    if pager_type not in _PAGER_TYPES:
+    if not isinstance(pager_type, str) or pager_type not in _PAGER_TYPES:
         raise ctx.error("pager.type", f"unknown pager type {pager_type!r}")
     settings = _mapping(ctx, "pager.options", pager.get("options"))
     offset = _count_option(ctx, "pager.options.offset", settings.get("offset"), 0)

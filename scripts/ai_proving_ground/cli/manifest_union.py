@@ -1,0 +1,38 @@
+"""``apg manifest-union [fixture...]``: the unioned manifest of a fixture set, as JSON.
+
+Overlapping ownership claims are refused (APG_FIXTURE_OVERLAP, exit 1).
+Exit codes: 0 printed; 1 overlap; 2 usage (bad arguments, unknown fixture, bad fragment).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from collections.abc import Sequence
+
+from ai_proving_ground.approot import resolve_approot
+from ai_proving_ground.cli.common import ArgumentParser, add_approot, run
+from ai_proving_ground.fixtures import load_set, requested_names, union_manifest
+
+
+def build_parser() -> ArgumentParser:
+    parser = ArgumentParser(prog="apg manifest-union", description=__doc__,
+                            formatter_class=argparse.RawDescriptionHelpFormatter)
+    add_approot(parser)
+    parser.add_argument("fixtures", nargs="*", help="fixture names")
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+
+    def act() -> int:
+        fixture_set = load_set(requested_names(args.fixtures), resolve_approot(args.approot))
+        print(json.dumps(union_manifest(fixture_set), indent=2))
+        return 0
+
+    return run(act)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

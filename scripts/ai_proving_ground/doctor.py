@@ -1,0 +1,167 @@
+"""The doctor: prove that live state still matches the union of a fixture set's manifests.
+
+It asks the site driver once, whatever the number of UUIDs or checks, and returns a verdict
+that names exactly what drifted, with expected and found values.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ai_proving_ground.fixtures import FixtureSet, find_overlaps, load_set, union_manifest
+from ai_proving_ground.sites.base import CountQuery, SiteDriver, StateAnswer, StateQuery
+
+PASS, FAIL, NOTE = "pass", "fail", "note"
+
+
+@dataclass
+class Check:
+    """One named check: its status and, for each subject that drifted, expected and found."""
+
+    name: str
+    status: str = PASS
+    expected: Any = None
+    found: Any = None
+    drift: list[dict[str, Any]] = field(default_factory=list)
+    detail: str = ""
+
+    def differ(self, subject: str, expected: Any, found: Any) -> None:
+        self.status = FAIL
+        self.drift.append({"subject": subject, "expected": expected, "found": found})
+
+    def as_json(self) -> dict[str, Any]:
+        data: dict[str, Any] = {"name": self.name, "status": self.status,
+                                "expected": self.expected, "found": self.found}
+        if self.drift:
+            data["drift"] = self.drift
+        if self.detail:
+            data["detail"] = self.detail
+        return data
+
+
+@dataclass(frozen=True)
+class DoctorContext:
+    """What every check may read: the set, its union manifest and the one batch of answers."""
+
+    approot: Path
+    fixture_set: FixtureSet
+    manifest: dict[str, Any]
+    answer: StateAnswer
+
+
+CheckFn = Callable[[DoctorContext], Check]
+# Later checks (baseline and files) register here; each is one small function.
+EXTRA_CHECKS: list[CheckFn] = []
+
+
+def build_query(manifest: dict[str, Any]) -> StateQuery:
+    """Everything the checks need, as one batch."""
+    counts = tuple(CountQuery(entity_type, bundle)
+                   for entity_type, bundles in manifest["counts"].items() for bundle in bundles)
+    return StateQuery(
+        modules=True,
+        config=tuple(manifest["config"]),
+        entities=tuple(record["uuid"] for record in manifest["content"]),
+        counts=counts,
+    )
+
+
+def diagnose(approot: Path, names: list[str], driver: SiteDriver) -> dict[str, Any]:
+    """Run every check and return the JSON verdict."""
+    fixture_set = load_set(names, approot, check_overlap=False)
+    manifest = union_manifest(fixture_set)
+    query = build_query(manifest)
+    before = driver.round_trips
+    answer = driver.read_state(query)
+    ctx = DoctorContext(approot, fixture_set, manifest, answer)
+    checks = [fn(ctx) for fn in (_ownership, _modules, _config, _counts, _content, *EXTRA_CHECKS)]
+    return {
+        "healthy": all(c.status != FAIL for c in checks),
+        "set_key": fixture_set.key,
+        "fixtures": [f.pin for f in sorted(fixture_set.fixtures, key=lambda f: f.name)],
+        "driver": driver.name,
+        "driver_round_trips": driver.round_trips - before,
+        "checks": [c.as_json() for c in checks],
+    }
+
+
+def _ownership(ctx: DoctorContext) -> Check:
+    check = Check("ownership", expected="no overlapping claims", found="no overlapping claims")
+    for overlap in find_overlaps(ctx.fixture_set.fixtures):
+        check.differ(f"{overlap.first}+{overlap.second}", "disjoint claims", overlap.describe())
+    if check.drift:
+        check.found = f"{len(check.drift)} overlapping claim(s)"
+    return check
+
+
+def _modules(ctx: DoctorContext) -> Check:
+    expected = ctx.manifest["modules"]
+    states = ctx.answer.modules
+    check = Check("modules", expected=expected,
+                  found=sorted(n for n in expected if n in states and states[n].enabled))
+    for name in expected:
+        state = states.get(name)
+        if state is None:
+            check.differ(name, "enabled", "missing from disk")
+        elif not state.enabled:
+            check.differ(name, "enabled", "not installed")
+    return check
+
+
+def _config(ctx: DoctorContext) -> Check:
+    expected = list(ctx.manifest["config"])
+    present = [n for n in expected if ctx.answer.config.get(n) is not None]
+    check = Check("config", expected=len(expected), found=len(present))
+    for name in expected:
+        if ctx.answer.config.get(name) is None:
+            check.differ(name, "present", "missing")
+    return check
+
+
+def _counts(ctx: DoctorContext) -> Check:
+    pairs = [(t, b, n) for t, bundles in ctx.manifest["counts"].items() for b, n in bundles.items()]
+    found = dict(zip((f"{t}/{b}" for t, b, _ in pairs), ctx.answer.counts, strict=True))
+    check = Check("counts", expected={f"{t}/{b}": n for t, b, n in pairs}, found=found)
+    for entity_type, bundle, expected in pairs:
+        live = found[f"{entity_type}/{bundle}"]
+        if live != expected:
+            check.differ(f"{entity_type}/{bundle}", expected, live)
+    return check
+
+
+def _content(ctx: DoctorContext) -> Check:
+    records = ctx.manifest["content"]
+    resolved = sum(1 for r in records if ctx.answer.entities.get(r["uuid"]) is not None)
+    check = Check("content", expected=len(records), found=resolved)
+    for record in records:
+        entity = ctx.answer.entities.get(record["uuid"])
+        declared = _declared(record)
+        if entity is None:
+            check.differ(record["uuid"], declared, None)
+            continue
+        live: dict[str, Any] = {"entity_type": entity.entity_type, "bundle": entity.bundle, "label": entity.label}
+        if "status" in record:
+            live["status"] = entity.status
+        for name in record.get("fields") or {}:
+            live.setdefault("fields", {})[name] = _main_values(entity.fields.get(name, []))
+        if live != declared:
+            check.differ(record["uuid"], declared, live)
+    return check
+
+
+def _declared(record: dict[str, Any]) -> dict[str, Any]:
+    declared: dict[str, Any] = {k: record[k] for k in ("entity_type", "bundle", "label", "status") if k in record}
+    if record.get("fields"):
+        declared["fields"] = dict(record["fields"])
+    return declared
+
+
+def _main_values(items: list[dict[str, Any]]) -> Any:
+    """A field's main values: one value for one item, a list for several (as facts record them)."""
+    values = [item.get("value", item.get("target_uuid", item.get("target_id"))) for item in items]
+    if not values:
+        return None
+    return values[0] if len(values) == 1 else values

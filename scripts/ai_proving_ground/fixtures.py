@@ -1,0 +1,228 @@
+"""Fixtures: lookup, manifest fragments, ownership, the set key and the manifest union."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ai_proving_ground.errors import ApgError
+from ai_proving_ground.paths import BASE_RECIPE_NAME, project_dir
+from ai_proving_ground.schemas import validate_document
+from ai_proving_ground.yamlio import load_document
+
+DEFAULT_FIXTURES = ("kb_docs", "canvas_home")
+FRAGMENT = Path("manifest") / "fragment.yml"
+# Bump only if the canonical form below changes: it is part of every set key.
+SET_KEY_FORMAT = "apg-set-v1"
+
+
+@dataclass(frozen=True)
+class Fixture:
+    """One resolved fixture and its validated manifest fragment."""
+
+    name: str
+    directory: Path
+    fragment: dict[str, Any]
+
+    @property
+    def version(self) -> int:
+        return int(self.fragment["version"])
+
+    @property
+    def pin(self) -> str:
+        return f"{self.name}@{self.version}"
+
+    @property
+    def owned_config(self) -> list[str]:
+        return list(self.fragment["owns"]["config"])
+
+    @property
+    def namespace(self) -> str:
+        return str(self.fragment["owns"]["content_namespace"])
+
+    @property
+    def facts(self) -> dict[str, Any]:
+        facts: dict[str, Any] = self.fragment.get("facts") or {
+            "modules": [], "config": [], "counts": {}, "content": []}
+        return facts
+
+
+@dataclass(frozen=True)
+class FixtureSet:
+    """The fixtures a target needs, plus the base version: together they make the set key."""
+
+    base_version: str
+    fixtures: tuple[Fixture, ...]
+
+    @property
+    def names(self) -> list[str]:
+        return sorted(f.name for f in self.fixtures)
+
+    @property
+    def canonical(self) -> str:
+        return canonical_set(self.base_version, [f.pin for f in self.fixtures])
+
+    @property
+    def key(self) -> str:
+        return set_key(self.base_version, [f.pin for f in self.fixtures])
+
+
+def canonical_set(base_version: str, pins: list[str]) -> str:
+    """The one written form of a fixture set: compact JSON, sorted keys, sorted pins."""
+    return json.dumps({"base": str(base_version), "fixtures": sorted(pins),
+                       "format": SET_KEY_FORMAT}, sort_keys=True, separators=(",", ":"))
+
+
+def set_key(base_version: str, pins: list[str]) -> str:
+    """The first 16 hex digits of the SHA-256 of the canonical form."""
+    return hashlib.sha256(canonical_set(base_version, pins).encode()).hexdigest()[:16]
+
+
+def requested_names(arguments: list[str]) -> list[str]:
+    """Fixture names from arguments, else AI_PG_FIXTURES, else the shipped default set."""
+    if arguments:
+        return list(dict.fromkeys(arguments))
+    from_env = os.environ.get("AI_PG_FIXTURES", "").replace(",", " ").split()
+    return list(dict.fromkeys(from_env)) if from_env else list(DEFAULT_FIXTURES)
+
+
+def search_roots(approot: Path) -> list[Path]:
+    """AI_PG_FIXTURE_PATH entries (relative to the app root), the bed's recipes/, shipped fixtures/."""
+    roots = [approot / entry if not os.path.isabs(entry) else Path(entry)
+             for entry in os.environ.get("AI_PG_FIXTURE_PATH", "").split(":") if entry]
+    roots.append(approot / "recipes")
+    roots.append(project_dir("fixtures"))
+    return roots
+
+
+def find_fixture(name: str, approot: Path) -> Path:
+    """The one directory ``fixture_<name>/`` holding a recipe.yml; symlinks to it count once."""
+    if not name or not name.replace("_", "").isalnum() or not name[0].isalpha():
+        raise ApgError("APG_FIXTURE_INVALID", f"fixture name {name!r} must be a machine name "
+                       "(letters, digits, underscores)", exit_code=2)
+    hits: dict[Path, Path] = {}
+    for root in search_roots(approot):
+        candidate = root / f"fixture_{name}"
+        if (candidate / "recipe.yml").is_file():
+            hits.setdefault(candidate.resolve(), candidate)
+    if not hits:
+        searched = ", ".join(str(r) for r in search_roots(approot))
+        raise ApgError("APG_FIXTURE_NOT_FOUND", f"no fixture_{name}/recipe.yml in: {searched}",
+                       exit_code=2)
+    if len(hits) > 1:
+        raise ApgError("APG_FIXTURE_AMBIGUOUS", f"fixture {name} exists in several places: "
+                       + ", ".join(str(p) for p in hits.values())
+                       + "; give a variant a new name", exit_code=2)
+    return next(iter(hits.values()))
+
+
+def load_fragment(path: Path) -> dict[str, Any]:
+    """A validated manifest fragment; errors carry file:line:col: $.path."""
+    doc = load_document(path, token="APG_FRAGMENT_INVALID")
+    validate_document(doc, "fragment", token="APG_FRAGMENT_INVALID")
+    data: dict[str, Any] = doc.data
+    return data
+
+
+def load_fixture(name: str, approot: Path) -> Fixture:
+    directory = find_fixture(name, approot)
+    fragment_path = directory / FRAGMENT
+    if not fragment_path.is_file():
+        raise ApgError("APG_FRAGMENT_INVALID", f"{fragment_path}: missing; every fixture needs "
+                       "manifest/fragment.yml (apg fixture-export writes a scaffold)")
+    fragment = load_fragment(fragment_path)
+    if fragment["name"] != name:
+        raise ApgError("APG_FRAGMENT_INVALID", f"{fragment_path}:1:1: $.name: is "
+                       f"{fragment['name']!r} but the directory is fixture_{name}")
+    return Fixture(name=name, directory=directory, fragment=fragment)
+
+
+def base_version(approot: Path) -> str:
+    """The base recipe's version: the bed's copy when it has one, else the project's."""
+    for recipe_dir in (approot / "recipes" / BASE_RECIPE_NAME,
+                       project_dir("recipes") / BASE_RECIPE_NAME):
+        recipe = recipe_dir / "recipe.yml"
+        if recipe.is_file():
+            doc = load_document(recipe, token="APG_RECIPE_INVALID")
+            try:
+                return str(doc.data["extra"]["ai_proving_ground"]["version"])
+            except (KeyError, TypeError):
+                raise ApgError("APG_RECIPE_INVALID", f"{doc.where(['extra'])}: the base recipe "
+                               "needs extra: ai_proving_ground: version") from None
+    raise ApgError("APG_INSTALL_BROKEN", f"no {BASE_RECIPE_NAME}/recipe.yml found")
+
+
+@dataclass(frozen=True)
+class Overlap:
+    """Two fixtures claiming overlapping ground."""
+
+    first: str
+    second: str
+    kind: str  # "config" or "content_namespace"
+    claim: str
+
+    def describe(self) -> str:
+        return f"{self.first} and {self.second} both claim {self.kind} {self.claim!r}"
+
+
+def _overlaps(a: str, b: str) -> bool:
+    return a.startswith(b) or b.startswith(a)
+
+
+def find_overlaps(fixtures: tuple[Fixture, ...] | list[Fixture]) -> list[Overlap]:
+    """Every pair of ownership claims that intersect: one prefix contains the other."""
+    found: list[Overlap] = []
+    for i, first in enumerate(fixtures):
+        for second in fixtures[i + 1:]:
+            for a in first.owned_config:
+                found.extend(Overlap(first.name, second.name, "config", f"{a} / {b}" if a != b
+                                     else a)
+                             for b in second.owned_config if _overlaps(a, b))
+            if _overlaps(first.namespace, second.namespace):
+                found.append(Overlap(first.name, second.name, "content_namespace",
+                                     f"{first.namespace} / {second.namespace}"))
+    return found
+
+
+def load_set(names: list[str], approot: Path, check_overlap: bool = True) -> FixtureSet:
+    """Resolve and validate a fixture set; overlapping claims are refused before anything changes."""
+    fixtures = tuple(load_fixture(name, approot) for name in dict.fromkeys(names))
+    if check_overlap:
+        overlaps = find_overlaps(fixtures)
+        if overlaps:
+            raise ApgError("APG_FIXTURE_OVERLAP", "; ".join(o.describe() for o in overlaps)
+                           + "; give each fixture its own config prefixes and UUID namespace")
+    return FixtureSet(base_version=base_version(approot), fixtures=fixtures)
+
+
+def union_manifest(fixture_set: FixtureSet) -> dict[str, Any]:
+    """The unioned manifest the doctor reads: every fixture's facts, with where they came from."""
+    modules: set[str] = set()
+    config: dict[str, str] = {}
+    counts: dict[str, dict[str, int]] = {}
+    content: list[dict[str, Any]] = []
+    for fixture in sorted(fixture_set.fixtures, key=lambda f: f.name):
+        facts = fixture.facts
+        modules.update(facts["modules"])
+        config.update(dict.fromkeys(facts["config"], fixture.name))
+        for entity_type, bundles in facts["counts"].items():
+            for bundle, count in bundles.items():
+                merged = counts.setdefault(entity_type, {})
+                merged[bundle] = merged.get(bundle, 0) + int(count)
+        content.extend({**record, "fixture": fixture.name} for record in facts["content"])
+    return {
+        "set_key": fixture_set.key,
+        "canonical": fixture_set.canonical,
+        "base_version": fixture_set.base_version,
+        "fixtures": [{"name": f.name, "version": f.version, "directory": str(f.directory),
+                      "owns": f.fragment["owns"]} for f in sorted(fixture_set.fixtures,
+                                                                  key=lambda f: f.name)],
+        "modules": sorted(modules),
+        "config": dict(sorted(config.items())),
+        "counts": {t: dict(sorted(b.items())) for t, b in sorted(counts.items())},
+        "content": sorted(content, key=lambda r: (r["entity_type"], r["uuid"])),
+    }

@@ -1,0 +1,41 @@
+"""JSON Schemas kept as data beside this loader; errors read ``file:line:col: $.path: message``."""
+
+from __future__ import annotations
+
+import functools
+import json
+from pathlib import Path
+from typing import Any
+
+import jsonschema
+
+from ai_proving_ground.errors import ApgError
+from ai_proving_ground.yamlio import YamlDocument, json_path
+
+SCHEMA_DIR = Path(__file__).resolve().parent
+
+
+@functools.cache
+def load_schema(name: str) -> dict[str, Any]:
+    """The schema ``<name>.schema.json`` from this folder."""
+    data: dict[str, Any] = json.loads((SCHEMA_DIR / f"{name}.schema.json").read_text("utf-8"))
+    return data
+
+
+def schema_errors(data: Any, name: str) -> list[jsonschema.ValidationError]:
+    """Every violation, in document order."""
+    validator = jsonschema.Draft202012Validator(load_schema(name))
+    return sorted(validator.iter_errors(data), key=lambda e: [str(p) for p in e.absolute_path])
+
+
+def validate_document(doc: YamlDocument, name: str, token: str) -> None:
+    """Raise one ApgError listing every violation with its file, line, column and JSON path."""
+    errors = schema_errors(doc.data, name)
+    if not errors:
+        return
+    lines = []
+    for error in errors:
+        parts = list(error.absolute_path)
+        line, col = doc.position(parts)
+        lines.append(f"{doc.path}:{line}:{col}: {json_path(parts)}: {error.message}")
+    raise ApgError(token, "\n".join(lines))

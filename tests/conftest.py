@@ -1,0 +1,224 @@
+"""Shared fixtures: one embedded bed built per session and copied per test, and in-process CLIs.
+
+``bed`` is a fresh copy of a bed made with ``apg bed init``; ``content_bed`` is the same bed with
+an ``article`` content type (fields below) defined through the driver. ``site``, ``bed_cli`` and
+``apg`` run the command lines in-process and return ``(rc, out, err)``.
+"""
+
+from __future__ import annotations
+
+import shutil
+import textwrap
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any, NamedTuple
+
+import pytest
+
+from ai_proving_ground.bed import init_bed
+from ai_proving_ground.sites.embedded.driver import EmbeddedSite
+from ai_proving_ground.yamlio import dumps
+
+
+class CliResult(NamedTuple):
+    """What one in-process command run gave: exit code, stdout and stderr."""
+
+    rc: int
+    out: str
+    err: str
+
+
+MainFn = Callable[[Sequence[str] | None], int]
+
+
+def run_main(capsys: pytest.CaptureFixture[str], main: MainFn, argv: Sequence[str]) -> CliResult:
+    """Call ``main(argv)``; argparse's SystemExit becomes the exit code, like the console script."""
+    capsys.readouterr()  # drop anything printed before this command
+    try:
+        rc = main(list(argv))
+    except SystemExit as exc:
+        rc = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
+    captured = capsys.readouterr()
+    return CliResult(rc, captured.out, captured.err)
+
+
+# ---------------------------------------------------------------------------- content model
+
+# The article type every content test shares: a required list field, an integer, a
+# two-value string field and a reference field.
+ARTICLE_CONFIG: dict[str, dict[str, Any]] = {
+    "node.type.article": {"type": "article", "name": "Article"},
+    "node.type.page": {"type": "page", "name": "Basic page"},
+    "field.storage.node.field_rank": {
+        "entity_type": "node", "field_name": "field_rank", "type": "integer", "cardinality": 1,
+    },
+    "field.storage.node.field_topic": {
+        "entity_type": "node", "field_name": "field_topic", "type": "list_string",
+        "cardinality": 1,
+        "settings": {"allowed_values": [{"value": "kb", "label": "KB"},
+                                        {"value": "news", "label": "News"}]},
+    },
+    "field.storage.node.field_tags": {
+        "entity_type": "node", "field_name": "field_tags", "type": "string", "cardinality": 2,
+    },
+    "field.storage.node.field_related": {
+        "entity_type": "node", "field_name": "field_related", "type": "entity_reference",
+        "cardinality": -1, "settings": {"target_type": "node"},
+    },
+    "field.field.node.article.field_rank": {
+        "entity_type": "node", "bundle": "article", "field_name": "field_rank", "label": "Rank",
+    },
+    "field.field.node.article.field_topic": {
+        "entity_type": "node", "bundle": "article", "field_name": "field_topic",
+        "label": "Topic", "required": True,
+    },
+    "field.field.node.article.field_tags": {
+        "entity_type": "node", "bundle": "article", "field_name": "field_tags", "label": "Tags",
+    },
+    "field.field.node.article.field_related": {
+        "entity_type": "node", "bundle": "article", "field_name": "field_related",
+        "label": "Related",
+    },
+}
+
+
+# ---------------------------------------------------------------------------- beds
+
+
+@pytest.fixture(scope="session")
+def template_bed(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A bed made once per session by ``apg bed init``; tests get copies, never this one."""
+    target = tmp_path_factory.mktemp("template") / "bed"
+    init_bed(target)
+    return target
+
+
+@pytest.fixture(scope="session")
+def template_content_bed(template_bed: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The template bed plus the article/page content model."""
+    target = tmp_path_factory.mktemp("template_content") / "bed"
+    shutil.copytree(template_bed, target, symlinks=True)
+    site = EmbeddedSite(target)
+    with site.session() as store:
+        for name, data in ARTICLE_CONFIG.items():
+            site.config_save(store, name, data)
+    return target
+
+
+@pytest.fixture
+def bed(template_bed: Path, tmp_path: Path) -> Path:
+    """A fresh bed (a copy of the session template) for one test."""
+    target = tmp_path / "bed"
+    shutil.copytree(template_bed, target, symlinks=True)
+    return target
+
+
+@pytest.fixture
+def content_bed(template_content_bed: Path, tmp_path: Path) -> Path:
+    """A fresh bed with the article/page content model defined."""
+    target = tmp_path / "bed"
+    shutil.copytree(template_content_bed, target, symlinks=True)
+    return target
+
+
+# ---------------------------------------------------------------------------- command lines
+
+
+class SiteRunner:
+    """``site(approot, *args)``: run ``apg site --approot APPROOT ARGS...`` in-process."""
+
+    def __init__(self, capsys: pytest.CaptureFixture[str]) -> None:
+        self.capsys = capsys
+
+    def __call__(self, approot: Path, *args: str) -> CliResult:
+        from ai_proving_ground.cli.site import main
+
+        return run_main(self.capsys, main, ["--approot", str(approot), *args])
+
+    def raw(self, *args: str) -> CliResult:
+        """Run ``apg site ARGS...`` exactly as given (no --approot added)."""
+        from ai_proving_ground.cli.site import main
+
+        return run_main(self.capsys, main, list(args))
+
+
+class MainRunner:
+    """Run one ``main(argv)`` in-process and capture its output."""
+
+    def __init__(self, capsys: pytest.CaptureFixture[str], main: MainFn) -> None:
+        self.capsys = capsys
+        self.main = main
+
+    def __call__(self, *args: str) -> CliResult:
+        return run_main(self.capsys, self.main, list(args))
+
+
+@pytest.fixture
+def site(capsys: pytest.CaptureFixture[str]) -> SiteRunner:
+    return SiteRunner(capsys)
+
+
+@pytest.fixture
+def bed_cli(capsys: pytest.CaptureFixture[str]) -> MainRunner:
+    from ai_proving_ground.cli.bed import main
+
+    return MainRunner(capsys, main)
+
+
+@pytest.fixture
+def apg(capsys: pytest.CaptureFixture[str]) -> MainRunner:
+    from ai_proving_ground.cli.main import main
+
+    return MainRunner(capsys, main)
+
+
+# ---------------------------------------------------------------------------- files on disk
+
+
+class RecipeMaker:
+    """``make_recipe(name, recipe_yml, files)``: a recipe directory under one root."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+
+    def __call__(self, name: str, recipe_yml: str, files: dict[str, str | dict[str, Any]]
+                 | None = None, root: Path | None = None) -> Path:
+        recipe_dir = (root or self.root) / name
+        recipe_dir.mkdir(parents=True)
+        (recipe_dir / "recipe.yml").write_text(textwrap.dedent(recipe_yml), encoding="utf-8")
+        for rel, content in (files or {}).items():
+            path = recipe_dir / rel
+            path.parent.mkdir(parents=True, exist_ok=True)
+            text = dumps(content) if isinstance(content, dict) else textwrap.dedent(content)
+            path.write_text(text, encoding="utf-8")
+        return recipe_dir
+
+
+@pytest.fixture
+def make_recipe(tmp_path: Path) -> RecipeMaker:
+    return RecipeMaker(tmp_path / "recipes")
+
+
+def write_module(approot: Path, name: str, info: dict[str, Any],
+                 config: dict[str, dict[str, Any]] | None = None) -> Path:
+    """``web/modules/custom/NAME/NAME.info.yml`` plus ``config/<folder>/<name>.yml`` files.
+
+    ``config`` keys are ``install/<config name>`` or ``optional/<config name>``.
+    """
+    module_dir = approot / "web" / "modules" / "custom" / name
+    module_dir.mkdir(parents=True, exist_ok=True)
+    (module_dir / f"{name}.info.yml").write_text(
+        dumps({"name": name.title(), "type": "module", **info}), encoding="utf-8")
+    for rel, data in (config or {}).items():
+        path = module_dir / "config" / f"{rel}.yml"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(dumps(data), encoding="utf-8")
+    return module_dir
+
+
+ModuleWriter = Callable[..., Path]
+
+
+@pytest.fixture
+def make_module() -> ModuleWriter:
+    return write_module
