@@ -6,7 +6,6 @@ import nox
 
 nox.options.default_venv_backend = "venv"
 nox.options.reuse_existing_virtualenvs = True
-nox.options.sessions = ["tests", "lint"]
 
 PYTHON = "3.11"
 
@@ -43,3 +42,32 @@ def bench(session: nox.Session) -> None:
     """Print speed numbers and ratios and write them to build/bench.json."""
     _install(session)
     session.run("python", "-m", "ai_proving_ground.bench", *session.posargs)
+
+
+def _apg(session: nox.Session, command: str) -> None:
+    _install(session)
+    session.run("apg", command, *session.posargs)
+
+
+@nox.session(python=PYTHON, default=False)
+def provision(session: nox.Session) -> None:
+    """Apply the base recipe and fixtures to a bed and capture its baseline."""
+    _apg(session, "provision")
+
+
+@nox.session(python=PYTHON, default=False)
+def reset(session: nox.Session) -> None:
+    """Restore a bed's baseline for its fixture set."""
+    _apg(session, "reset")
+
+
+@nox.session(python=PYTHON, default=False)
+def doctor(session: nox.Session) -> None:
+    """Print the doctor's JSON verdict for a bed."""
+    _apg(session, "doctor")
+
+
+@nox.session(name="fixture-export", python=PYTHON, default=False)
+def fixture_export(session: nox.Session) -> None:
+    """Export a fixture's config, content and facts from a live source site."""
+    _apg(session, "fixture-export")

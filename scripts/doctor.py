@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Entry script for `apg doctor`; see ai_proving_ground.cli.doctor for options and exit codes."""
+"""Entry script for `apg doctor`; options and exit codes: ai_proving_ground.cli.doctor."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Entry script for `apg hash`; see ai_proving_ground.cli.hash for options and exit codes."""
+"""Entry script for `apg hash`; options and exit codes: ai_proving_ground.cli.hash."""
 
 from __future__ import annotations
 

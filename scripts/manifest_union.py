@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Entry script for `apg manifest-union`; see ai_proving_ground.cli.manifest_union for options and exit codes."""
+"""Entry script for `apg manifest-union`; options and exit codes: ai_proving_ground.cli.manifest_union."""
 
 from __future__ import annotations
 

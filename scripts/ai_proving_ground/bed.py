@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import shutil
+from collections.abc import Sequence
 from pathlib import Path
 
 from ai_proving_ground.errors import ApgError
+from ai_proving_ground.fixtures import load_set
 from ai_proving_ground.fsutil import atomic_write_text
 from ai_proving_ground.gitutil import git
 from ai_proving_ground.paths import BASE_RECIPE_NAME, base_recipe_dir
@@ -24,11 +26,27 @@ BED_GITIGNORE = """\
 """
 
 
-def init_bed(target: Path, fixture_dirs: list[Path] | None = None) -> EmbeddedSite:
-    """Create a new bed at ``target`` (which must be absent or empty) and commit it once."""
+def init_bed(target: Path, fixture_names: Sequence[str] = ()) -> EmbeddedSite:
+    """Create a new bed at ``target`` (absent or empty), apply fixtures, and commit it once.
+
+    The fixture set is resolved first, with ``target`` as its app root (so lookup is what the
+    bed will see later): a fixture that is missing, ambiguous or overlapping another is
+    refused before anything exists. Fixture recipes are applied after the base recipe, in
+    the order given. If building fails later, what was created is removed again.
+    """
     if target.exists() and (not target.is_dir() or any(target.iterdir())):
         raise ApgError("APG_BED_EXISTS", f"{target} exists and is not empty; pick a new directory",
                        exit_code=1)
+    fixture_set = load_set(list(fixture_names), approot=target) if fixture_names else None
+    existed = target.exists()
+    try:
+        return _build(target, [f.directory for f in fixture_set.fixtures] if fixture_set else [])
+    except BaseException:
+        _remove_partial(target, existed)
+        raise
+
+
+def _build(target: Path, fixture_dirs: list[Path]) -> EmbeddedSite:
     layout = BedLayout(target)
     for directory in (layout.config_sync, layout.custom_modules, layout.recipes,
                       layout.public_files):
@@ -39,10 +57,24 @@ def init_bed(target: Path, fixture_dirs: list[Path] | None = None) -> EmbeddedSi
     shutil.copytree(base_recipe_dir(), layout.recipes / BASE_RECIPE_NAME)
     site = EmbeddedSite.install(target)
     site.apply_recipe(layout.recipes / BASE_RECIPE_NAME)
-    for fixture_dir in fixture_dirs or []:
+    for fixture_dir in fixture_dirs:
         site.apply_recipe(fixture_dir)
     config_sync.write_directory(layout.config_sync, site.all_config())
     git(target, ["init", "--quiet", "-b", "main"])
     git(target, ["add", "-A"])
     git(target, ["commit", "--quiet", "-m", "bed initial state"])
     return site
+
+
+def _remove_partial(target: Path, existed: bool) -> None:
+    """Undo a failed init: the directory was absent or empty, so everything in it is ours."""
+    if not target.is_dir():
+        return
+    if not existed:
+        shutil.rmtree(target, ignore_errors=True)
+        return
+    for child in target.iterdir():
+        if child.is_dir() and not child.is_symlink():
+            shutil.rmtree(child, ignore_errors=True)
+        else:
+            child.unlink(missing_ok=True)

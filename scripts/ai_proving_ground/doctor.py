@@ -53,8 +53,6 @@ class DoctorContext:
 
 
 CheckFn = Callable[[DoctorContext], Check]
-# Later checks (baseline and files) register here; each is one small function.
-EXTRA_CHECKS: list[CheckFn] = []
 
 
 def build_query(manifest: dict[str, Any]) -> StateQuery:
@@ -66,6 +64,7 @@ def build_query(manifest: dict[str, Any]) -> StateQuery:
         config=tuple(manifest["config"]),
         entities=tuple(record["uuid"] for record in manifest["content"]),
         counts=counts,
+        versions=True,
     )
 
 
@@ -77,7 +76,10 @@ def diagnose(approot: Path, names: list[str], driver: SiteDriver) -> dict[str, A
     before = driver.round_trips
     answer = driver.read_state(query)
     ctx = DoctorContext(approot, fixture_set, manifest, answer)
-    checks = [fn(ctx) for fn in (_ownership, _modules, _config, _counts, _content, *EXTRA_CHECKS)]
+    from ai_proving_ground.baselines.doctor_checks import BASELINE_CHECKS
+
+    state_checks: tuple[CheckFn, ...] = (_ownership, _modules, _config, _counts, _content)
+    checks = [fn(ctx) for fn in (*state_checks, *BASELINE_CHECKS)]
     return {
         "healthy": all(c.status != FAIL for c in checks),
         "set_key": fixture_set.key,
@@ -142,7 +144,8 @@ def _content(ctx: DoctorContext) -> Check:
         if entity is None:
             check.differ(record["uuid"], declared, None)
             continue
-        live: dict[str, Any] = {"entity_type": entity.entity_type, "bundle": entity.bundle, "label": entity.label}
+        live: dict[str, Any] = {"entity_type": entity.entity_type, "bundle": entity.bundle,
+                                "label": entity.label}
         if "status" in record:
             live["status"] = entity.status
         for name in record.get("fields") or {}:
@@ -153,7 +156,8 @@ def _content(ctx: DoctorContext) -> Check:
 
 
 def _declared(record: dict[str, Any]) -> dict[str, Any]:
-    declared: dict[str, Any] = {k: record[k] for k in ("entity_type", "bundle", "label", "status") if k in record}
+    keys = ("entity_type", "bundle", "label", "status")
+    declared: dict[str, Any] = {k: record[k] for k in keys if k in record}
     if record.get("fields"):
         declared["fields"] = dict(record["fields"])
     return declared

@@ -37,7 +37,7 @@ REGION = "canvas.page_region.olivero.header"
 
 FULL_QUERY = StateQuery(
     modules=True,
-    config=("system.site", "missing.thing"),
+    config=("system.site", "missing.thing", "empty.thing"),
     config_prefixes=("node.type.",),
     entities=(NODE_UUID, MISSING_UUID),
     counts=(CountQuery("node", "kb_doc", (Condition("status", "=", True),)),),
@@ -68,7 +68,10 @@ FULL_ANSWER: dict[str, Any] = {
             "schema_code": None,
         },
     },
-    "config": {"system.site": {"name": "Eval bed", "page": {"403": "", "front": "/node"}}},
+    "config": {
+        "system.site": {"name": "Eval bed", "page": {"403": "", "front": "/node"}},
+        "empty.thing": [],
+    },
     "config_names": {"node.type.": ["node.type.kb_doc", "node.type.page"]},
     "entities": {
         NODE_UUID: {
@@ -221,7 +224,7 @@ def stub(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Stub]:
 
 
 @pytest.fixture
-def site(approot: Path, stub: Stub) -> DdevSite:
+def ddev_site(approot: Path, stub: Stub) -> DdevSite:
     return DdevSite(approot)
 
 
@@ -240,17 +243,17 @@ def assert_exec_only(stub: Stub) -> None:
 
 @pytest.mark.parametrize("how_many", [1, 500])
 def test_read_state_is_one_round_trip_whatever_the_batch(
-    site: DdevSite, stub: Stub, how_many: int
+    ddev_site: DdevSite, stub: Stub, how_many: int
 ) -> None:
     uuids = tuple(str(uuid.UUID(int=i + 1)) for i in range(how_many))
     stub.probe_answers({"entities": {uuids[0]: FULL_ANSWER["entities"][NODE_UUID] | {}}})
     query = StateQuery(entities=uuids)
 
-    answer = site.read_state(query)
+    answer = ddev_site.read_state(query)
 
     calls = stub.calls()
     assert len(calls) == 1
-    assert site.round_trips == 1
+    assert ddev_site.round_trips == 1
     argv = calls[0]["argv"]
     assert argv[:3] == ["exec", "drush", "php:script"]
     assert calls[0]["request"] == as_json(dataclasses.asdict(query))
@@ -258,16 +261,17 @@ def test_read_state_is_one_round_trip_whatever_the_batch(
     assert sum(record is not None for record in answer.entities.values()) == 1
 
 
-def test_read_state_parses_every_answer_kind(site: DdevSite, stub: Stub) -> None:
+def test_read_state_parses_every_answer_kind(ddev_site: DdevSite, stub: Stub) -> None:
     stub.probe_answers(FULL_ANSWER)
 
-    answer = site.read_state(FULL_QUERY)
+    answer = ddev_site.read_state(FULL_QUERY)
 
     assert stub.calls()[0]["request"] == as_json(dataclasses.asdict(FULL_QUERY))
     assert answer.modules["node"].enabled and answer.modules["node"].schema_installed == 11201
     assert not answer.modules["kb_docs"].enabled
     assert answer.config["system.site"]["page"]["403"] == ""
     assert answer.config.get("missing.thing") is None
+    assert answer.config["empty.thing"] == {}
     assert answer.config_names == {"node.type.": ["node.type.kb_doc", "node.type.page"]}
     node = answer.entities[NODE_UUID]
     assert node is not None and node.id == 7 and node.bundle == "kb_doc" and node.status
@@ -287,20 +291,20 @@ def test_read_state_parses_every_answer_kind(site: DdevSite, stub: Stub) -> None
     assert answer.versions.schema == {"node": 11201}
 
 
-def test_php_notices_before_the_answer_are_tolerated(site: DdevSite, stub: Stub) -> None:
+def test_php_notices_before_the_answer_are_tolerated(ddev_site: DdevSite, stub: Stub) -> None:
     stub.probe_answers({"counts": [3]}, stdout_prefix="Deprecated: something in foo.php\n")
-    answer = site.read_state(StateQuery(counts=(CountQuery("node"),)))
+    answer = ddev_site.read_state(StateQuery(counts=(CountQuery("node"),)))
     assert answer.counts == [3]
 
 
 def test_a_huge_batch_travels_as_a_file_still_in_one_round_trip(
-    site: DdevSite, stub: Stub, approot: Path
+    ddev_site: DdevSite, stub: Stub, approot: Path
 ) -> None:
     uuids = tuple(str(uuid.UUID(int=i + 1)) for i in range(3000))
     stub.probe_answers({})
     query = StateQuery(entities=uuids)
 
-    site.read_state(query)
+    ddev_site.read_state(query)
 
     (call,) = stub.calls()
     argument = call["command"][call["command"].index("--") + 1]
@@ -309,11 +313,9 @@ def test_a_huge_batch_travels_as_a_file_still_in_one_round_trip(
     assert not any((approot / ".ai-proving-ground" / "requests").iterdir())
 
 
-def test_probe_outside_the_project_is_staged_into_it(
-    site: DdevSite, stub: Stub, approot: Path
-) -> None:
+def test_probe_outside_the_project_is_staged_into_it(ddev_site: DdevSite, stub: Stub, approot: Path) -> None:
     stub.probe_answers({})
-    site.read_state(StateQuery())
+    ddev_site.read_state(StateQuery())
     staged = approot / ".ai-proving-ground" / "probe.php"
     assert staged.read_bytes() == ddev_driver.PROBE_FILE.read_bytes()
     command = stub.commands()[0]
@@ -322,7 +324,7 @@ def test_probe_outside_the_project_is_staged_into_it(
 
 
 def test_probe_inside_the_project_is_used_in_place(
-    site: DdevSite, stub: Stub, approot: Path, monkeypatch: pytest.MonkeyPatch
+    ddev_site: DdevSite, stub: Stub, approot: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     inside = approot / "vendor" / "apg" / "probe.php"
     inside.parent.mkdir(parents=True)
@@ -330,7 +332,7 @@ def test_probe_inside_the_project_is_used_in_place(
     monkeypatch.setattr(ddev_driver, "PROBE_FILE", inside)
     stub.probe_answers({})
 
-    site.read_state(StateQuery())
+    ddev_site.read_state(StateQuery())
 
     assert stub.commands()[0][3] == "/var/www/html/vendor/apg/probe.php"
     assert not (approot / ".ai-proving-ground" / "probe.php").exists()
@@ -350,7 +352,7 @@ def expect_error(token: str, call: Any) -> ApgError:
     return error
 
 
-def test_drush_error_exit_is_ddev_failed_with_the_error_line(site: DdevSite, stub: Stub) -> None:
+def test_drush_error_exit_is_ddev_failed_with_the_error_line(ddev_site: DdevSite, stub: Stub) -> None:
     stub.on(
         "exec",
         "drush",
@@ -360,105 +362,101 @@ def test_drush_error_exit_is_ddev_failed_with_the_error_line(site: DdevSite, stu
         "database connection is not defined: default\n"
         "Failed to execute command `drush php:script ...`: exit status 1\n",
     )
-    error = expect_error("APG_DDEV_FAILED", lambda: site.read_state(StateQuery(modules=True)))
+    error = expect_error("APG_DDEV_FAILED", lambda: ddev_site.read_state(StateQuery(modules=True)))
     assert "[error]" in error.message and "ConnectionNotDefinedException" in error.message
     assert "exit 1" in error.message and "php:script" in error.message
 
 
-def test_missing_drush_is_ddev_failed_with_a_hint(site: DdevSite, stub: Stub) -> None:
+def test_missing_drush_is_ddev_failed_with_a_hint(ddev_site: DdevSite, stub: Stub) -> None:
     stub.on("exec", "drush", exit=127, stderr="bash: line 1: drush: command not found\n")
-    error = expect_error("APG_DDEV_FAILED", site.rebuild_caches)
+    error = expect_error("APG_DDEV_FAILED", ddev_site.rebuild_caches)
     assert "exit 127" in error.message and "composer require drush/drush" in error.message
 
 
-def test_ddev_failed_to_run_line_is_reported(site: DdevSite, stub: Stub) -> None:
+def test_ddev_failed_to_run_line_is_reported(ddev_site: DdevSite, stub: Stub) -> None:
     stub.on(
         "exec",
         exit=1,
         stderr="Failed to run drush cr: exit status 3\n",
     )
-    error = expect_error("APG_DDEV_FAILED", site.rebuild_caches)
+    error = expect_error("APG_DDEV_FAILED", ddev_site.rebuild_caches)
     assert "Failed to run drush cr: exit status 3" in error.message
 
 
-def test_stopped_project_suggests_ddev_start(site: DdevSite, stub: Stub) -> None:
+def test_stopped_project_suggests_ddev_start(ddev_site: DdevSite, stub: Stub) -> None:
     stub.on("exec", exit=1, stderr="Project is not currently running. Try 'ddev start'.\n")
-    error = expect_error("APG_DDEV_FAILED", site.status)
+    error = expect_error("APG_DDEV_FAILED", ddev_site.status)
     assert "ddev start" in error.message
 
 
-def test_garbage_probe_output_is_probe_invalid(site: DdevSite, stub: Stub) -> None:
+def test_garbage_probe_output_is_probe_invalid(ddev_site: DdevSite, stub: Stub) -> None:
     garbage = "<br />\n<b>Fatal error</b>: Allowed memory size exhausted " + "x" * 400
     stub.on("exec", "drush", "php:script", stdout=garbage)
-    error = expect_error("APG_DDEV_PROBE_INVALID", lambda: site.read_state(StateQuery()))
+    error = expect_error("APG_DDEV_PROBE_INVALID", lambda: ddev_site.read_state(StateQuery()))
     assert repr(garbage[:200]) in error.message
     assert garbage[:201] not in error.message
 
 
-def test_empty_probe_output_is_probe_invalid(site: DdevSite, stub: Stub) -> None:
+def test_empty_probe_output_is_probe_invalid(ddev_site: DdevSite, stub: Stub) -> None:
     stub.on("exec", "drush", "php:script", stdout="")
-    expect_error("APG_DDEV_PROBE_INVALID", lambda: site.read_state(StateQuery()))
+    expect_error("APG_DDEV_PROBE_INVALID", lambda: ddev_site.read_state(StateQuery()))
 
 
-def test_misshapen_probe_answer_is_probe_invalid(site: DdevSite, stub: Stub) -> None:
+def test_misshapen_probe_answer_is_probe_invalid(ddev_site: DdevSite, stub: Stub) -> None:
     stub.probe_answers({"counts": "twelve"})
     query = StateQuery(counts=(CountQuery("node"),))
-    error = expect_error("APG_DDEV_PROBE_INVALID", lambda: site.read_state(query))
+    error = expect_error("APG_DDEV_PROBE_INVALID", lambda: ddev_site.read_state(query))
     assert "counts" in error.message
 
 
-def test_answer_count_must_match_the_questions(site: DdevSite, stub: Stub) -> None:
+def test_answer_count_must_match_the_questions(ddev_site: DdevSite, stub: Stub) -> None:
     stub.probe_answers({"counts": [1]})
     query = StateQuery(counts=(CountQuery("node"), CountQuery("user")))
-    expect_error("APG_DDEV_PROBE_INVALID", lambda: site.read_state(query))
+    expect_error("APG_DDEV_PROBE_INVALID", lambda: ddev_site.read_state(query))
 
 
-def test_missing_ddev_is_ddev_missing(
-    approot: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_missing_ddev_is_ddev_missing(approot: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     empty = tmp_path / "empty-bin"
     empty.mkdir()
     monkeypatch.setenv("PATH", str(empty))
-    site = DdevSite(approot)
-    error = expect_error("APG_DDEV_MISSING", lambda: site.read_state(StateQuery()))
+    driver = DdevSite(approot)
+    error = expect_error("APG_DDEV_MISSING", lambda: driver.read_state(StateQuery()))
     assert error.exit_code == 2
     assert "AI_PG_SITE_DRIVER=sqlite" in error.message and "https://ddev.com" in error.message
-    assert site.round_trips == 0
+    assert driver.round_trips == 0
 
 
-def test_unserialisable_condition_is_refused_before_any_call(site: DdevSite, stub: Stub) -> None:
+def test_unserialisable_condition_is_refused_before_any_call(ddev_site: DdevSite, stub: Stub) -> None:
     query = StateQuery(counts=(CountQuery("node", conditions=(Condition("x", "=", object()),)),))
-    expect_error("APG_DDEV_QUERY_INVALID", lambda: site.read_state(query))
+    expect_error("APG_DDEV_QUERY_INVALID", lambda: ddev_site.read_state(query))
     assert stub.calls() == []
 
 
 # ---------------------------------------------------------------------------- commands
 
 
-def test_status_and_files_dirs_come_from_core_status(
-    site: DdevSite, stub: Stub, approot: Path
-) -> None:
+def test_status_and_files_dirs_come_from_core_status(ddev_site: DdevSite, stub: Stub, approot: Path) -> None:
     stub.on("exec", "drush", "core:status", stdout=json.dumps(CORE_STATUS))
-    assert site.status()["drupal-version"] == "11.2.3"
-    assert site.public_files_dir() == approot / "web" / "sites" / "default" / "files"
-    assert site.private_files_dir() == approot / "private"
+    assert ddev_site.status()["drupal-version"] == "11.2.3"
+    assert ddev_site.public_files_dir() == approot / "web" / "sites" / "default" / "files"
+    assert ddev_site.private_files_dir() == approot / "private"
     assert stub.commands()[0] == ["exec", "drush", "core:status", "--format=json"]
     assert_exec_only(stub)
 
 
-def test_no_private_dir_is_none(site: DdevSite, stub: Stub) -> None:
+def test_no_private_dir_is_none(ddev_site: DdevSite, stub: Stub) -> None:
     stub.on("exec", "drush", "core:status", stdout=json.dumps(CORE_STATUS | {"private": ""}))
-    assert site.private_files_dir() is None
+    assert ddev_site.private_files_dir() is None
 
 
-def test_files_dir_outside_the_mount_is_refused(site: DdevSite, stub: Stub) -> None:
+def test_files_dir_outside_the_mount_is_refused(ddev_site: DdevSite, stub: Stub) -> None:
     status = CORE_STATUS | {"files": "/srv/files"}
     stub.on("exec", "drush", "core:status", stdout=json.dumps(status))
-    expect_error("APG_DDEV_PATH_UNMAPPED", site.public_files_dir)
+    expect_error("APG_DDEV_PATH_UNMAPPED", ddev_site.public_files_dir)
 
 
 def test_run_updates_with_nothing_pending_prints_nothing_and_runs_nothing(
-    site: DdevSite, stub: Stub
+    ddev_site: DdevSite, stub: Stub
 ) -> None:
     stub.on(
         "exec",
@@ -467,11 +465,11 @@ def test_run_updates_with_nothing_pending_prints_nothing_and_runs_nothing(
         stdout="",
         stderr=" [success] No database updates required.\n",
     )
-    assert site.run_updates() == []
+    assert ddev_site.run_updates() == []
     assert stub.commands() == [["exec", "drush", "updatedb:status", "--format=json"]]
 
 
-def test_run_updates_runs_updb_and_returns_what_was_pending(site: DdevSite, stub: Stub) -> None:
+def test_run_updates_runs_updb_and_returns_what_was_pending(ddev_site: DdevSite, stub: Stub) -> None:
     pending = {
         "kb_docs_update_10001": {
             "module": "kb_docs",
@@ -489,7 +487,7 @@ def test_run_updates_runs_updb_and_returns_what_was_pending(site: DdevSite, stub
     stub.on("exec", "drush", "updatedb:status", stdout=json.dumps(pending))
     stub.on("exec", "drush", "updatedb", stderr=" [success] Finished performing updates.\n")
 
-    ran = site.run_updates()
+    ran = ddev_site.run_updates()
 
     assert ran == [
         PendingUpdate("kb_docs", "10001", "Add a field."),
@@ -498,18 +496,18 @@ def test_run_updates_runs_updb_and_returns_what_was_pending(site: DdevSite, stub
     assert stub.commands()[1] == ["exec", "drush", "updatedb", "-y"]
 
 
-def test_install_modules_returns_what_became_enabled(site: DdevSite, stub: Stub) -> None:
+def test_install_modules_returns_what_became_enabled(ddev_site: DdevSite, stub: Stub) -> None:
     stub.on("exec", "drush", "pm:list", stdout=pm_list("node", "system"), once=True)
     stub.on("exec", "drush", "pm:install", stderr=" [success] Module kb_docs has been installed.\n")
     stub.on("exec", "drush", "pm:list", stdout=pm_list("node", "system", "field", "kb_docs"))
 
-    assert site.install_modules(["kb_docs", "node"]) == ["field", "kb_docs"]
+    assert ddev_site.install_modules(["kb_docs", "node"]) == ["field", "kb_docs"]
     assert stub.commands()[1] == ["exec", "drush", "pm:install", "-y", "kb_docs", "node"]
-    assert site.round_trips == 3
+    assert ddev_site.round_trips == 3
     assert_exec_only(stub)
 
 
-def test_install_unknown_module_is_ddev_failed(site: DdevSite, stub: Stub) -> None:
+def test_install_unknown_module_is_ddev_failed(ddev_site: DdevSite, stub: Stub) -> None:
     stub.on("exec", "drush", "pm:list", stdout=pm_list("node"))
     stub.on(
         "exec",
@@ -518,33 +516,33 @@ def test_install_unknown_module_is_ddev_failed(site: DdevSite, stub: Stub) -> No
         exit=1,
         stderr=" [error]  Unable to install modules nope due to missing modules nope.\n",
     )
-    error = expect_error("APG_DDEV_FAILED", lambda: site.install_modules(["nope"]))
+    error = expect_error("APG_DDEV_FAILED", lambda: ddev_site.install_modules(["nope"]))
     assert "missing modules nope" in error.message
 
 
-def test_module_names_are_checked_before_any_call(site: DdevSite, stub: Stub) -> None:
-    expect_error("APG_NAME_INVALID", lambda: site.install_modules(["kb docs; rm -rf /"]))
+def test_module_names_are_checked_before_any_call(ddev_site: DdevSite, stub: Stub) -> None:
+    expect_error("APG_NAME_INVALID", lambda: ddev_site.install_modules(["kb docs; rm -rf /"]))
     assert stub.calls() == []
 
 
-def test_uninstall_skips_modules_that_are_not_installed(site: DdevSite, stub: Stub) -> None:
+def test_uninstall_skips_modules_that_are_not_installed(ddev_site: DdevSite, stub: Stub) -> None:
     stub.on("exec", "drush", "pm:list", stdout=pm_list("node", "kb_docs"), once=True)
     stub.on("exec", "drush", "pm:uninstall", stderr=" [success] Successfully uninstalled\n")
     stub.on("exec", "drush", "pm:list", stdout=pm_list("node"))
 
-    assert site.uninstall_modules(["kb_docs", "ghost"]) == ["kb_docs"]
+    assert ddev_site.uninstall_modules(["kb_docs", "ghost"]) == ["kb_docs"]
     assert stub.commands()[1] == ["exec", "drush", "pm:uninstall", "-y", "kb_docs"]
 
 
-def test_uninstall_of_nothing_installed_calls_nothing_else(site: DdevSite, stub: Stub) -> None:
+def test_uninstall_of_nothing_installed_calls_nothing_else(ddev_site: DdevSite, stub: Stub) -> None:
     stub.on("exec", "drush", "pm:list", stdout="[]")
-    assert site.uninstall_modules(["ghost"]) == []
+    assert ddev_site.uninstall_modules(["ghost"]) == []
     assert len(stub.calls()) == 1
 
 
-def test_rebuild_caches_is_drush_cr(site: DdevSite, stub: Stub) -> None:
+def test_rebuild_caches_is_drush_cr(ddev_site: DdevSite, stub: Stub) -> None:
     stub.on("exec", "drush", "cr", stderr=" [success] Cache rebuild complete.\n")
-    site.rebuild_caches()
+    ddev_site.rebuild_caches()
     assert stub.calls()[0]["argv"] == ["exec", "drush", "cr"]
 
 
@@ -565,7 +563,7 @@ def write_recipe(approot: Path) -> Path:
 
 
 def test_apply_recipe_runs_drush_recipe_on_the_container_path(
-    site: DdevSite, stub: Stub, approot: Path
+    ddev_site: DdevSite, stub: Stub, approot: Path
 ) -> None:
     recipe = write_recipe(approot)
     before = {
@@ -578,7 +576,7 @@ def test_apply_recipe_runs_drush_recipe_on_the_container_path(
     stub.on("exec", "drush", "recipe", stderr=" [OK] KB docs applied successfully\n")
     stub.probe_answers(after)
 
-    report = site.apply_recipe(recipe)
+    report = ddev_site.apply_recipe(recipe)
 
     assert stub.commands()[1] == ["exec", "drush", "recipe", "/var/www/html/recipes/fixture_kb_docs"]
     assert report.recipe == "fixture_kb_docs"
@@ -586,36 +584,32 @@ def test_apply_recipe_runs_drush_recipe_on_the_container_path(
     assert report.config_written == ("node.type.kb_doc", "user.role.editor")
     assert report.content_created == (NODE_UUID,)
     assert report.content_skipped == (TERM_UUID,)
-    assert site.round_trips == 3
+    assert ddev_site.round_trips == 3
 
 
-def test_recipe_outside_the_project_is_path_unsafe(
-    site: DdevSite, stub: Stub, tmp_path: Path
-) -> None:
+def test_recipe_outside_the_project_is_path_unsafe(ddev_site: DdevSite, stub: Stub, tmp_path: Path) -> None:
     outside = tmp_path / "elsewhere"
     outside.mkdir()
     (outside / "recipe.yml").write_text("name: x\n")
-    expect_error("APG_PATH_UNSAFE", lambda: site.apply_recipe(outside))
+    expect_error("APG_PATH_UNSAFE", lambda: ddev_site.apply_recipe(outside))
     assert stub.calls() == []
 
 
-def test_recipe_path_with_shell_characters_is_refused(
-    site: DdevSite, stub: Stub, approot: Path
-) -> None:
+def test_recipe_path_with_shell_characters_is_refused(ddev_site: DdevSite, stub: Stub, approot: Path) -> None:
     odd = approot / "recipes" / "it's $(here)"
     odd.mkdir()
     (odd / "recipe.yml").write_text("name: x\n")
-    expect_error("APG_DDEV_ARG_UNSAFE", lambda: site.apply_recipe(odd))
+    expect_error("APG_DDEV_ARG_UNSAFE", lambda: ddev_site.apply_recipe(odd))
     assert stub.calls() == []
 
 
 def test_dump_database_moves_the_gzipped_dump_into_place(
-    site: DdevSite, stub: Stub, approot: Path, tmp_path: Path
+    ddev_site: DdevSite, stub: Stub, approot: Path, tmp_path: Path
 ) -> None:
     stub.on("exec", "drush", "sql:dump", result_file="CREATE TABLE node (nid int);\n")
     dest = tmp_path / "baselines" / "base.sql.gz"
 
-    site.dump_database(dest)
+    ddev_site.dump_database(dest)
 
     assert gzip.decompress(dest.read_bytes()).decode() == "CREATE TABLE node (nid int);\n"
     command = stub.commands()[0]
@@ -625,25 +619,21 @@ def test_dump_database_moves_the_gzipped_dump_into_place(
     assert not any((approot / ".ai-proving-ground" / "tmp").iterdir())
 
 
-def test_dump_that_never_appears_is_ddev_failed(
-    site: DdevSite, stub: Stub, tmp_path: Path
-) -> None:
+def test_dump_that_never_appears_is_ddev_failed(ddev_site: DdevSite, stub: Stub, tmp_path: Path) -> None:
     stub.on("exec", "drush", "sql:dump", stderr=" [success] Database dump saved\n")
     stub.on("mutagen", "sync", stdout="")
     dest = tmp_path / "base.sql.gz"
-    expect_error("APG_DDEV_FAILED", lambda: site.dump_database(dest))
+    expect_error("APG_DDEV_FAILED", lambda: ddev_site.dump_database(dest))
     assert not dest.exists()
     assert stub.commands()[1] == ["mutagen", "sync"]
 
 
-def test_restore_database_imports_the_host_file(
-    site: DdevSite, stub: Stub, tmp_path: Path
-) -> None:
+def test_restore_database_imports_the_host_file(ddev_site: DdevSite, stub: Stub, tmp_path: Path) -> None:
     src = tmp_path / "base.sql.gz"
     src.write_bytes(gzip.compress(b"INSERT INTO node VALUES (1);\n"))
     stub.on("import-db", stdout="Successfully imported database 'db'\n")
 
-    site.restore_database(src)
+    ddev_site.restore_database(src)
 
     (call,) = stub.calls()
     assert call["argv"] == ["import-db", f"--file={src.resolve()}", "--no-progress"]
@@ -651,32 +641,32 @@ def test_restore_database_imports_the_host_file(
 
 
 def test_restore_gives_an_unsuffixed_dump_a_name_import_db_reads(
-    site: DdevSite, stub: Stub, tmp_path: Path, approot: Path
+    ddev_site: DdevSite, stub: Stub, tmp_path: Path, approot: Path
 ) -> None:
     src = tmp_path / "baseline-dump"
     src.write_bytes(gzip.compress(b"SELECT 1;\n"))
     stub.on("import-db")
 
-    site.restore_database(src)
+    ddev_site.restore_database(src)
 
     (call,) = stub.calls()
     assert call["argv"][1].endswith(".sql.gz") and call["imported"] == "SELECT 1;\n"
     assert not any((approot / ".ai-proving-ground" / "tmp").iterdir())
 
 
-def test_restore_without_a_dump_calls_nothing(site: DdevSite, stub: Stub, tmp_path: Path) -> None:
-    expect_error("APG_DDEV_DUMP_MISSING", lambda: site.restore_database(tmp_path / "none.sql"))
+def test_restore_without_a_dump_calls_nothing(ddev_site: DdevSite, stub: Stub, tmp_path: Path) -> None:
+    expect_error("APG_DDEV_DUMP_MISSING", lambda: ddev_site.restore_database(tmp_path / "none.sql"))
     assert stub.calls() == []
 
 
-def test_export_config_keeps_existing_objects_only(site: DdevSite, stub: Stub) -> None:
+def test_export_config_keeps_existing_objects_only(ddev_site: DdevSite, stub: Stub) -> None:
     stub.probe_answers({"config": {"system.site": {"name": "Eval bed"}, "gone.thing": None}})
-    exported = site.export_config(["system.site", "gone.thing"])
+    exported = ddev_site.export_config(["system.site", "gone.thing"])
     assert exported == {"system.site": {"name": "Eval bed"}}
     assert stub.calls()[0]["request"]["config"] == ["system.site", "gone.thing"]
 
 
-def test_export_content_asks_the_probe_for_default_content(site: DdevSite, stub: Stub) -> None:
+def test_export_content_asks_the_probe_for_default_content(ddev_site: DdevSite, stub: Stub) -> None:
     document = {
         "_meta": {
             "version": "1.0",
@@ -691,17 +681,20 @@ def test_export_content_asks_the_probe_for_default_content(site: DdevSite, stub:
     stub.probe_answers({"content_export": [document]})
     selector = ContentSelector("node", "kb_doc", (NODE_UUID,))
 
-    assert site.export_content([selector]) == [document]
+    assert ddev_site.export_content([selector]) == [document]
     request = stub.calls()[0]["request"]
     assert request == {"content_export": [as_json(dataclasses.asdict(selector))]}
-    assert site.round_trips == 1
+    assert ddev_site.round_trips == 1
 
 
-def test_export_content_without_documents_is_probe_invalid(site: DdevSite, stub: Stub) -> None:
+def test_export_content_without_documents_is_probe_invalid(ddev_site: DdevSite, stub: Stub) -> None:
     stub.probe_answers({"content_export": [{"default": {}}]})
     selector = ContentSelector("node")
-    expect_error("APG_DDEV_PROBE_INVALID", lambda: site.export_content([selector]))
+    expect_error("APG_DDEV_PROBE_INVALID", lambda: ddev_site.export_content([selector]))
 
 
-def test_driver_is_registered_as_ddev() -> None:
-    assert DdevSite.name == "ddev"
+def test_driver_is_registered_as_ddev(approot: Path) -> None:
+    from ai_proving_ground.sites.base import driver_names, get_driver
+
+    assert "ddev" in driver_names()
+    assert isinstance(get_driver("ddev", approot), DdevSite)

@@ -1,6 +1,12 @@
-"""``apg bed init DIR``: a new embedded bed.
+"""``apg bed init DIR [FIXTURE...]``: a new embedded bed, optionally with fixtures applied.
 
-Exit codes: 0 created; 1 refused (APG_BED_EXISTS, a recipe failure); 2 bad arguments.
+Fixtures are looked up as the bed will see them (AI_PG_FIXTURE_PATH entries relative to DIR,
+DIR/recipes/, the shipped fixtures/) and resolved before anything is created; their recipes
+are applied after the base recipe, in the order given.
+
+Exit codes: 0 created; 1 refused (APG_BED_EXISTS, APG_FIXTURE_OVERLAP, APG_FIXTURE_AMBIGUOUS,
+APG_FRAGMENT_INVALID, a recipe failure); 2 bad arguments (APG_USAGE, APG_FIXTURE_NOT_FOUND,
+APG_FIXTURE_INVALID).
 """
 
 from __future__ import annotations
@@ -19,6 +25,8 @@ def build_parser() -> ArgumentParser:
     sub = parser.add_subparsers(dest="action", required=True, parser_class=ArgumentParser)
     init = sub.add_parser("init", help="create an embedded bed in a new directory")
     init.add_argument("directory")
+    init.add_argument("fixtures", nargs="*", metavar="FIXTURE",
+                      help="fixture names (without fixture_) to apply after the base recipe")
     return parser
 
 
@@ -27,7 +35,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     def act() -> int:
         target = Path(args.directory).absolute()
-        init_bed(target)
+        init_bed(target, args.fixtures)
         print(target)
         return 0
 

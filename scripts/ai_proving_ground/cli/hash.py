@@ -8,26 +8,19 @@ Exit codes: 0 printed; 2 usage (bad arguments, unknown or ambiguous fixture, bad
 
 from __future__ import annotations
 
-import argparse
 import json
 from collections.abc import Sequence
 
 from ai_proving_ground.approot import resolve_approot
-from ai_proving_ground.cli.common import ArgumentParser, add_approot, run
+from ai_proving_ground.cli._fixture_command import fixture_parser
+from ai_proving_ground.cli.common import run
 from ai_proving_ground.fixtures import load_set, requested_names
 
 
-def build_parser() -> ArgumentParser:
-    parser = ArgumentParser(prog="apg hash", description=__doc__,
-                            formatter_class=argparse.RawDescriptionHelpFormatter)
-    add_approot(parser)
-    parser.add_argument("fixtures", nargs="*", help="fixture names")
-    parser.add_argument("--json", action="store_true", help="print key, canonical form and pins")
-    return parser
-
-
 def main(argv: Sequence[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+    parser = fixture_parser("apg hash", __doc__)
+    parser.add_argument("--json", action="store_true", help="print key, canonical form and pins")
+    args = parser.parse_args(argv)
 
     def act() -> int:
         fixture_set = load_set(requested_names(args.fixtures), resolve_approot(args.approot))

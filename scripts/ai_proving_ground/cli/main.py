@@ -17,6 +17,8 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "fixture-export": ("fixture_export", "capture a fixture from a live source site"),
     "hash": ("hash", "print the set key of a fixture set"),
     "manifest-union": ("manifest_union", "print the unioned manifest of a fixture set"),
+    "provision": ("provision", "apply recipes and fixtures, capture the baseline"),
+    "reset": ("reset", "restore the baseline and check the bed is fit to grade"),
 }
 
 

@@ -6,25 +6,18 @@ Exit codes: 0 printed; 1 overlap; 2 usage (bad arguments, unknown fixture, bad f
 
 from __future__ import annotations
 
-import argparse
 import json
 from collections.abc import Sequence
 
 from ai_proving_ground.approot import resolve_approot
-from ai_proving_ground.cli.common import ArgumentParser, add_approot, run
+from ai_proving_ground.cli._fixture_command import fixture_parser
+from ai_proving_ground.cli.common import run
 from ai_proving_ground.fixtures import load_set, requested_names, union_manifest
 
 
-def build_parser() -> ArgumentParser:
-    parser = ArgumentParser(prog="apg manifest-union", description=__doc__,
-                            formatter_class=argparse.RawDescriptionHelpFormatter)
-    add_approot(parser)
-    parser.add_argument("fixtures", nargs="*", help="fixture names")
-    return parser
-
-
 def main(argv: Sequence[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+    parser = fixture_parser("apg manifest-union", __doc__)
+    args = parser.parse_args(argv)
 
     def act() -> int:
         fixture_set = load_set(requested_names(args.fixtures), resolve_approot(args.approot))

@@ -343,7 +343,7 @@ def _updatedb_status(site: EmbeddedSite, args: argparse.Namespace) -> int:
     if not pending:
         _note("No database updates required.")
         return 0
-    emit({p.update_id: {"module": p.module, "update_id": p.update_id.rsplit("_", 1)[-1],
+    emit({p.update_id: {"module": p.module, "update_id": int(p.update_id.rsplit("_", 1)[-1]),
                         "description": p.description, "type": "hook_update_n"} for p in pending},
          args.format)
     return 0

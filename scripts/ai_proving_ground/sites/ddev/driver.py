@@ -269,9 +269,7 @@ class DdevSite(SiteDriver):
             )
         data = _last_json_line(result.stdout)
         if not isinstance(data, dict):
-            raise _probe_invalid(
-                f"the probe printed no JSON object; stdout began: {result.stdout[:200]!r}"
-            )
+            raise _probe_invalid(f"the probe printed no JSON object; stdout began: {result.stdout[:200]!r}")
         return data
 
     def _probe_container_path(self) -> str:
@@ -443,7 +441,8 @@ def _mapping(value: Any) -> dict[str, Any]:
 
 
 def _sub_recipe(parent: Path, name: str, approot: Path) -> Path:
-    # Drupal resolves a bare name as a sibling and a name with "/" from the Drupal root.
+    # Drupal resolves a bare name as a sibling and a name with "/" from the Drupal root;
+    # "web" (DDEV's default docroot) is assumed, as only the report depends on it.
     if "/" not in name:
         return parent.parent / name
     return approot / "web" / name
@@ -624,7 +623,11 @@ def _parse_answer(data: dict[str, Any], query: StateQuery) -> StateAnswer:
             name: _module(row, f"modules.{name}")
             for name, row in _obj(data.get("modules", {}), "modules").items()
         },
-        config=dict(_obj(data.get("config", {}), "config")),
+        config={
+            # A config object is a mapping; PHP encodes an empty one as [].
+            name: {} if value == [] else value
+            for name, value in _obj(data.get("config", {}), "config").items()
+        },
         config_names={
             prefix: [_str(n, f"config_names.{prefix}") for n in _seq(names, prefix)]
             for prefix, names in _obj(data.get("config_names", {}), "config_names").items()

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import heapq
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from ai_proving_ground.errors import ApgError
@@ -34,6 +35,50 @@ def validate(name: str, data: Any, config: ConfigReader, enabled: set[str]) -> N
     for prefix, rule in _RULES:
         if name.startswith(prefix):
             rule(name, data, config)
+
+
+def dependencies(name: str, data: Any) -> set[str]:
+    """Config names ``name`` needs first: its declared ``dependencies.config`` and, for a field
+    instance, the storage and bundle it is attached to (what core's calculateDependencies adds)."""
+    needed: set[str] = set()
+    declared = data.get("dependencies") if isinstance(data, dict) else None
+    if isinstance(declared, dict) and isinstance(declared.get("config"), list):
+        needed.update(str(item) for item in declared["config"])
+    parts = name.split(".")
+    if name.startswith("field.field.") and len(parts) == 5:
+        _, _, entity_type, bundle, field_name = parts
+        needed.add(f"field.storage.{entity_type}.{field_name}")
+        definition = ENTITY_TYPES.get(entity_type)
+        if definition is not None and definition.bundle_prefix:
+            needed.add(definition.bundle_prefix + bundle)
+    needed.discard(name)
+    return needed
+
+
+def dependency_order(objects: Mapping[str, Any]) -> list[str]:
+    """Names of ``objects`` with dependencies first, otherwise alphabetical (as core sorts them).
+
+    A dependency cycle does not raise here: the rest follow alphabetically and validation
+    names whatever is missing.
+    """
+    after = {name: dependencies(name, data) & set(objects) for name, data in objects.items()}
+    dependents: dict[str, list[str]] = {name: [] for name in objects}
+    for name, needed in after.items():
+        for dep in needed:
+            dependents[dep].append(name)
+    waiting = {name: len(needed) for name, needed in after.items()}
+    ready = [name for name, count in waiting.items() if not count]
+    heapq.heapify(ready)
+    ordered: list[str] = []
+    while ready:
+        name = heapq.heappop(ready)
+        ordered.append(name)
+        for child in dependents[name]:
+            waiting[child] -= 1
+            if not waiting[child]:
+                heapq.heappush(ready, child)
+    ordered.extend(sorted(set(objects) - set(ordered)))
+    return ordered
 
 
 def _expect(name: str, data: dict[str, Any], key: str, value: str) -> None:

@@ -170,7 +170,10 @@ class EmbeddedSite(SiteDriver):
             info = available.get(name)
             if info is None:
                 continue
-            for number, description in modules.pending_updates(info, schema.get(name)):
+            # Installed before its code declared a schema: like Drupal's minimum schema
+            # version, every update the code now has is pending.
+            installed = schema.get(name, 0) if info.schema_version is not None else None
+            for number, description in modules.pending_updates(info, installed):
                 pending.append(PendingUpdate(name, f"{name}_update_{number}", description))
         return pending
 
@@ -210,9 +213,10 @@ class EmbeddedSite(SiteDriver):
 
     def _install_module_config(self, store: Store, info: modules.ModuleInfo) -> None:
         enabled = self.enabled_modules(store)
-        for path in sorted((info.path / "config" / "install").glob("*.yml")):
-            name = path.name[: -len(".yml")]
-            data = _load_config_file(path)
+        shipped = {path.name[: -len(".yml")]: _load_config_file(path)
+                   for path in sorted((info.path / "config" / "install").glob("*.yml"))}
+        for name in config_rules.dependency_order(shipped):
+            data = shipped[name]
             current = store.config_get(name)
             if current is not None and current != data:
                 raise ApgError("APG_CONFIG_EXISTS", f"module {info.name} ships {name}, which "
@@ -236,6 +240,7 @@ class EmbeddedSite(SiteDriver):
                         raise ApgError("APG_MODULE_DEPENDED_ON", f"module {other} depends on "
                                        f"{name}; uninstall {other} first")
                 self._refuse_if_content(store, name)
+                self._refuse_if_field_type_used(store, name)
             for name in removing:
                 self._uninstall_one(store, name)
             return removing
@@ -246,13 +251,33 @@ class EmbeddedSite(SiteDriver):
                 raise ApgError("APG_MODULE_HAS_CONTENT", f"module {module} provides "
                                f"{definition.id} entities that still exist; delete them first")
 
+    def _refuse_if_field_type_used(self, store: Store, module: str) -> None:
+        # Drupal's FieldModuleUninstallValidator: a field type cannot go while fields use it.
+        storages = store.config_get_many(store.config_names("field.storage."))
+        for config_name, data in storages.items():
+            field_type = data.get("type") if isinstance(data, dict) else None
+            if content_model.FIELD_TYPES.get(str(field_type)) == module:
+                raise ApgError("APG_MODULE_IN_USE", f"module {module} provides field type "
+                               f"{field_type}, used by {config_name}; delete that field first")
+
     def _uninstall_one(self, store: Store, name: str) -> None:
-        for config_name in store.config_names(name + "."):
+        # The module's own config, config that depends on the module, and (as Drupal's
+        # dependency removal does) config that depends on any of that, transitively.
+        everything = store.config_all()
+        doomed = set(store.config_names(name + "."))
+        grew = True
+        while grew:
+            grew = False
+            for config_name, data in everything.items():
+                if config_name in doomed or config_name == EXTENSION_CONFIG:
+                    continue
+                if _depends_on(config_name, data, name, doomed):
+                    doomed.add(config_name)
+                    grew = True
+        order = config_rules.dependency_order({n: everything[n] for n in doomed})
+        for config_name in reversed(order):  # dependents first
+            self._refuse_if_in_use(store, config_name)
             store.config_delete(config_name)
-        for config_name, data in store.config_all().items():
-            deps = (data.get("dependencies") or {}) if isinstance(data, dict) else {}
-            if name in (deps.get("module") or []):
-                store.config_delete(config_name)
         extension = store.config_get(EXTENSION_CONFIG)
         extension["module"].pop(name, None)
         store.config_set(EXTENSION_CONFIG, extension)
@@ -517,6 +542,16 @@ def export_values(record: EntityRecord) -> dict[str, list[dict[str, Any]]]:
             {("entity" if k == "target_uuid" else k): v for k, v in item.items()} for item in items
         ]
     return values
+
+
+def _depends_on(name: str, data: Any, module: str, config_names: set[str]) -> bool:
+    """Whether config ``name`` depends on ``module`` or on one of ``config_names``."""
+    deps = data.get("dependencies") if isinstance(data, dict) else None
+    deps = deps if isinstance(deps, dict) else {}
+    enforced = deps.get("enforced") if isinstance(deps.get("enforced"), dict) else {}
+    modules_needed = [*(deps.get("module") or []), *(enforced.get("module") or [])]
+    config_needed = config_rules.dependencies(name, data) | set(enforced.get("config") or [])
+    return module in modules_needed or bool(config_needed & config_names)
 
 
 def _load_config_file(path: Path) -> Any:

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 from ai_proving_ground.errors import ApgError
 from ai_proving_ground.sites.base import RecipeReport
-from ai_proving_ground.sites.embedded import modules
+from ai_proving_ground.sites.embedded import config_rules, modules
 from ai_proving_ground.sites.embedded.default_content import load_content_dir
 from ai_proving_ground.sites.embedded.recipe_spec import (
     RecipeSpec,
@@ -64,9 +64,10 @@ class RecipeRunner:
         recipe_file = spec.path / "recipe.yml"
         self._step(recipe_file, "install", lambda: self._install(spec))
         self._import_module_config(spec, recipe_file)
-        for name, data in spec.config_files.items():
+        for name in config_rules.dependency_order(spec.config_files):
             self._step(spec.path / "config" / f"{name}.yml", "config",
-                       lambda n=name, d=data: self._import_config(spec, n, d, "recipe config"))
+                       lambda n=name: self._import_config(spec, n, spec.config_files[n],
+                                                          "recipe config"))
         for target, actions in spec.config_actions.items():
             self._step(recipe_file, f"config.actions.{target}",
                        lambda t=target, a=actions: self._run_actions(t, a))
@@ -96,12 +97,20 @@ class RecipeRunner:
                     ApgError("APG_MODULE_MISSING", f"module {e} is not on disk")))
                 continue
             for folder in ("install", "optional"):
-                for path in sorted((info.path / "config" / folder).glob("*.yml")):
-                    name = path.name[: -len(".yml")]
-                    if selection not in (None, "*") and name not in (selection or []):
-                        continue
-                    self._step(path, "config.import", lambda n=name, p=path: self._import_config(
-                        spec, n, load_yaml(p, token="APG_CONFIG_INVALID"), "module config"))
+                self._import_config_folder(spec, info.path / "config" / folder, selection)
+
+    def _import_config_folder(self, spec: RecipeSpec, folder: Path,
+                              selection: str | list[str] | None) -> None:
+        paths = {path.name[: -len(".yml")]: path for path in folder.glob("*.yml")}
+        if selection not in (None, "*"):
+            paths = {n: p for n, p in paths.items() if n in (selection or [])}
+        files: dict[str, Any] = {}
+        for name, path in sorted(paths.items()):
+            self._step(path, "config.import", lambda n=name, p=path: files.update(
+                {n: load_yaml(p, token="APG_CONFIG_INVALID")}))
+        for name in config_rules.dependency_order(files):
+            self._step(paths[name], "config.import", lambda n=name: self._import_config(
+                spec, n, files[n], "module config"))
 
     def _import_config(self, spec: RecipeSpec, name: str, data: Any, origin: str) -> None:
         current = self.store.config_get(name)
@@ -126,8 +135,8 @@ class RecipeRunner:
                                f"unknown config action {action_id!r} on {name} "
                                f"(supported: {', '.join(sorted(_ACTIONS))})")
             current = self.store.config_get(name)
-            if current is None and optional and action_id not in _CREATING:
-                return
+            if current is None and optional:
+                return  # core: an optional target that does not exist skips all its actions
             updated = handler(name, current, args)
             if updated is not None:
                 self.site.config_save(self.store, name, updated)
@@ -178,10 +187,27 @@ def _create_if_not_exists(name: str, current: Any, args: Any) -> Any:
     return None if current is not None else _new_object(name, args)
 
 
+# Config entity prefixes and their id key. Core's EntityCreate adds the id, taken from the
+# config name, unless the action's values already hold it.
+_CONFIG_ENTITY_ID_KEYS = {
+    "node.type.": "type",
+    "taxonomy.vocabulary.": "vid",
+    "views.view.": "id",
+    "field.storage.": "id",
+    "field.field.": "id",
+    "canvas.page_region.": "id",
+    "canvas.component.": "id",
+}
+
+
 def _new_object(name: str, args: Any) -> Any:
     if not isinstance(args, dict):
         raise ApgError("APG_RECIPE_INVALID", f"creating {name} takes a mapping of its values")
-    return copy.deepcopy(args)
+    created = copy.deepcopy(args)
+    for prefix, id_key in _CONFIG_ENTITY_ID_KEYS.items():
+        if name.startswith(prefix):
+            created.setdefault(id_key, name[len(prefix):])
+    return created
 
 
 _ACTIONS = {
@@ -190,7 +216,6 @@ _ACTIONS = {
     "create": _create,
     "createIfNotExists": _create_if_not_exists,
 }
-_CREATING = {"create", "createIfNotExists"}
 
 
 def set_path(data: dict[str, Any], dotted: str, value: Any) -> None:

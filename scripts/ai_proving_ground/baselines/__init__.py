@@ -1,0 +1,1 @@
+"""Baselines: capture and restore of a bed's known state."""

@@ -1,0 +1,486 @@
+"""Public files: capture a bed's public:// tree as a deterministic archive and restore it safely.
+
+A snapshot is three files beside the database dump: ``files.<set>.tar.gz`` (the tree),
+``files.<set>.list`` (one path per line) and ``files.<set>.tar.gz.json`` (a sidecar recording the
+app-relative public directory and both checksums). Restore refuses a changed snapshot or an unsafe
+destination before it deletes anything, and never follows a symlink while deleting.
+"""
+
+from __future__ import annotations
+
+import gzip
+import hashlib
+import json
+import os
+import posixpath
+import shutil
+import stat
+import tarfile
+import tempfile
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path, PurePosixPath
+from typing import IO, Any, NoReturn
+
+from ai_proving_ground.errors import ApgError
+from ai_proving_ground.fsutil import atomic_target, atomic_write_bytes, atomic_write_json, safe_name
+
+REGENERABLE = ("css", "js", "php", "styles")
+SIDECAR_FORMAT = 1
+
+CAPTURE_UNSAFE = "APG_FILES_UNSAFE"
+RESET_UNSAFE = "APG_RESET_FILES_UNSAFE"
+CHANGED = "APG_RESET_FILES_CHANGED"
+UNRECORDED = "APG_RESET_FILES_UNRECORDED"
+
+_RECAPTURE = "recapture the baseline"
+_STAGING_PREFIX = ".apg-restore-"
+_CHUNK = 1 << 20
+
+
+class _NoFilterError(Exception):
+    """Stands in for tarfile.FilterError on Pythons without extraction filters; never raised."""
+
+
+_FILTER_ERROR: type[Exception] = getattr(tarfile, "FilterError", _NoFilterError)
+
+
+@dataclass(frozen=True)
+class FilesSnapshot:
+    """Where one fixture set's public files snapshot lives."""
+
+    archive: Path
+    sidecar: Path
+    listing: Path
+
+
+def snapshot_paths(baseline_dir: Path, set_key: str) -> FilesSnapshot:
+    """The snapshot files for ``set_key`` inside ``baseline_dir``."""
+    stem = f"files.{safe_name(set_key, 'set key')}"
+    return FilesSnapshot(
+        archive=baseline_dir / f"{stem}.tar.gz",
+        sidecar=baseline_dir / f"{stem}.tar.gz.json",
+        listing=baseline_dir / f"{stem}.list",
+    )
+
+
+# --- listing ------------------------------------------------------------------------------------
+
+
+def list_public_paths(public_dir: Path) -> list[str]:
+    """Sorted relative paths of files, symlinks and empty dirs (``dir/``), minus REGENERABLE."""
+    if not os.path.lexists(public_dir):
+        return []
+    found: list[str] = []
+    _walk(str(public_dir), "", found)
+    return sorted(found)
+
+
+def _walk(root: str, prefix: str, found: list[str]) -> bool:
+    """Append the entries under ``prefix`` (``''`` or ``'a/b/'``); return whether any were listed."""
+    with os.scandir(os.path.join(root, prefix)) as scan:
+        entries = list(scan)
+    listed = False
+    for entry in entries:
+        if not prefix and entry.name in REGENERABLE:
+            continue
+        path = prefix + entry.name
+        # follow_symlinks=False everywhere: a link is listed as itself, never descended into.
+        if entry.is_dir(follow_symlinks=False):
+            if not _walk(root, path + "/", found):
+                found.append(path + "/")
+            listed = True
+        elif entry.is_symlink() or entry.is_file(follow_symlinks=False):
+            found.append(path)
+            listed = True
+    return listed
+
+
+# --- capture ------------------------------------------------------------------------------------
+
+
+def capture(public_dir: Path, approot: Path, snapshot: FilesSnapshot) -> dict[str, Any]:
+    """Write the archive, then the listing, then the sidecar (last, so a torn capture never verifies)."""
+    root = approot.resolve()
+    target = public_dir.resolve()
+    if root not in target.parents:
+        raise ApgError(CAPTURE_UNSAFE, f"public files directory {public_dir} resolves to {target}, "
+                                       f"which is not inside the app root {root}")
+    relative = target.relative_to(root).as_posix()
+    dest = _checked_destination(public_dir, approot, relative, CAPTURE_UNSAFE)
+    _refuse_snapshot_inside(snapshot, dest, CAPTURE_UNSAFE)
+    paths = list_public_paths(dest)
+    _check_capturable(dest, paths)
+    archive_sha = _write_archive(dest, paths, snapshot.archive)
+    listing = _listing_bytes(paths)
+    atomic_write_bytes(snapshot.listing, listing)
+    sidecar: dict[str, Any] = {
+        "format": SIDECAR_FORMAT,
+        "public_dir": relative,
+        "archive": snapshot.archive.name,
+        "sha256": archive_sha,
+        "entries": len(paths),
+        "list_sha256": hashlib.sha256(listing).hexdigest(),
+    }
+    atomic_write_json(snapshot.sidecar, sidecar)
+    return sidecar
+
+
+def _check_capturable(dest: Path, paths: list[str]) -> None:
+    """Refuse what restore would refuse later, so a baseline is never unrestorable."""
+    for path in paths:
+        if "\n" in path:
+            raise ApgError(CAPTURE_UNSAFE, f"public file {path!r} has a newline in its name, which the "
+                                           "path listing cannot hold; rename it and capture again")
+        full = dest / path
+        if full.is_symlink() and not _link_stays_inside(path, os.readlink(full)):
+            raise ApgError(CAPTURE_UNSAFE, f"symlink {path} points to {os.readlink(full)!r}, outside the "
+                                           "public files directory; restore would refuse it")
+
+
+def _write_archive(dest: Path, paths: list[str], archive: Path) -> str:
+    """Write a byte-reproducible tar.gz of ``paths`` new-then-rename; return its sha256."""
+    with atomic_target(archive) as tmp:
+        with tmp.open("wb") as raw:
+            # filename='' and mtime=0: otherwise gzip embeds the temporary name and the clock.
+            with gzip.GzipFile(filename="", mode="wb", fileobj=raw, mtime=0) as zipped, \
+                    tarfile.open(fileobj=zipped, mode="w", format=tarfile.PAX_FORMAT) as tar:
+                for path in paths:
+                    _add_member(tar, dest, path)
+            raw.flush()
+            os.fsync(raw.fileno())
+        digest = _sha256_path(tmp)
+    return digest
+
+
+def _add_member(tar: tarfile.TarFile, dest: Path, path: str) -> None:
+    full = dest / path
+    info = tarfile.TarInfo(path.rstrip("/"))  # TarInfo defaults: mtime 0, uid/gid 0, empty names
+    st = os.lstat(full)
+    if path.endswith("/"):
+        info.type, info.mode = tarfile.DIRTYPE, stat.S_IMODE(st.st_mode) & 0o777
+        tar.addfile(info)
+    elif stat.S_ISLNK(st.st_mode):
+        info.type, info.mode, info.linkname = tarfile.SYMTYPE, 0o777, os.readlink(full)
+        tar.addfile(info)
+    elif stat.S_ISREG(st.st_mode):
+        info.mode, info.size = stat.S_IMODE(st.st_mode) & 0o777, st.st_size
+        with _open_regular(full, st.st_size) as handle:
+            tar.addfile(info, handle)
+    else:
+        raise ApgError(CAPTURE_UNSAFE, f"public file {path} changed type during capture; "
+                                       "stop writers to the site and capture again")
+
+
+def _open_regular(full: Path, size: int) -> IO[bytes]:
+    # O_NOFOLLOW: a file swapped for a symlink after listing must not pull in its target.
+    fd = os.open(full, os.O_RDONLY | os.O_NOFOLLOW)
+    handle = os.fdopen(fd, "rb")
+    st = os.fstat(fd)
+    if not stat.S_ISREG(st.st_mode) or st.st_size != size:
+        handle.close()
+        raise ApgError(CAPTURE_UNSAFE, f"public file {full} changed during capture; "
+                                       "stop writers to the site and capture again")
+    return handle
+
+
+def _listing_bytes(paths: Iterable[str]) -> bytes:
+    return "".join(f"{path}\n" for path in paths).encode("utf-8", "surrogateescape")
+
+
+# --- verify -------------------------------------------------------------------------------------
+
+
+def verify(snapshot: FilesSnapshot) -> dict[str, Any]:
+    """Check the snapshot against its sidecar; return the sidecar."""
+    sidecar, _listing, handle = _open_verified(snapshot)
+    handle.close()
+    return sidecar
+
+
+def _open_verified(snapshot: FilesSnapshot) -> tuple[dict[str, Any], list[str], IO[bytes]]:
+    """Verify and return the archive still open, so what is extracted is what was hashed."""
+    _require_recorded(snapshot)
+    sidecar = _load_sidecar(snapshot)
+    listing = _checked_listing(snapshot, sidecar)
+    handle = snapshot.archive.open("rb")
+    try:
+        found = _sha256_handle(handle)
+        if found != sidecar["sha256"]:
+            _changed(snapshot.archive, f"sha256 is {found}, recorded {sidecar['sha256']}")
+        handle.seek(0)
+    except BaseException:
+        handle.close()
+        raise
+    return sidecar, listing, handle
+
+
+def _require_recorded(snapshot: FilesSnapshot) -> None:
+    if not os.path.lexists(snapshot.sidecar) and not os.path.lexists(snapshot.archive):
+        raise ApgError(UNRECORDED, f"no public files snapshot {snapshot.archive.name} in "
+                                   f"{snapshot.archive.parent}; {_RECAPTURE} to enable file restore")
+    for path in (snapshot.sidecar, snapshot.archive, snapshot.listing):
+        if not path.is_file():
+            _changed(path, "it is missing")
+
+
+def _load_sidecar(snapshot: FilesSnapshot) -> dict[str, Any]:
+    try:
+        data = json.loads(snapshot.sidecar.read_text(encoding="utf-8"))
+    except (ValueError, UnicodeDecodeError) as exc:
+        _changed(snapshot.sidecar, f"it is not valid JSON ({exc})")
+    if not isinstance(data, dict):
+        _changed(snapshot.sidecar, "it is not a JSON object")
+    expected: dict[str, Any] = {"format": SIDECAR_FORMAT, "archive": snapshot.archive.name}
+    for key, value in expected.items():
+        if data.get(key) != value:
+            _changed(snapshot.sidecar, f"{key} is {data.get(key)!r}, expected {value!r}")
+    for key, kind in (("public_dir", str), ("sha256", str), ("list_sha256", str), ("entries", int)):
+        if type(data.get(key)) is not kind:
+            _changed(snapshot.sidecar, f"{key} is {data.get(key)!r}, expected a {kind.__name__}")
+    return data
+
+
+def _checked_listing(snapshot: FilesSnapshot, sidecar: dict[str, Any]) -> list[str]:
+    data = snapshot.listing.read_bytes()
+    found = hashlib.sha256(data).hexdigest()
+    if found != sidecar["list_sha256"]:
+        _changed(snapshot.listing, f"sha256 is {found}, recorded {sidecar['list_sha256']}")
+    paths = data.decode("utf-8", "surrogateescape").split("\n")[:-1]
+    if len(paths) != sidecar["entries"]:
+        _changed(snapshot.sidecar, f"entries is {sidecar['entries']}, the listing holds {len(paths)}")
+    return paths
+
+
+def _changed(path: Path, detail: str) -> NoReturn:
+    raise ApgError(CHANGED, f"{path.name} changed since capture: {detail}; {_RECAPTURE}")
+
+
+# --- restore ------------------------------------------------------------------------------------
+
+
+def restore(public_dir: Path, approot: Path, snapshot: FilesSnapshot) -> list[str]:
+    """Make ``public_dir`` hold exactly the snapshot (REGENERABLE entries untouched); return its paths."""
+    sidecar, listing, handle = _open_verified(snapshot)
+    with handle, tarfile.open(fileobj=handle, mode="r:gz") as tar:
+        dest, members = _preflight(public_dir, approot, snapshot, tar, sidecar["public_dir"], listing)
+        dest.mkdir(parents=True, exist_ok=True)
+        # Extract beside the live files first: any refusal or failure happens before deletion.
+        staging = _stage(tar, members, dest)
+    try:
+        _clear(dest, keep={*REGENERABLE, staging.name})
+        _promote(staging, dest)
+    finally:
+        if staging.is_dir() and not staging.is_symlink():
+            shutil.rmtree(staging)
+    return listing
+
+
+def check_destination(public_dir: Path, approot: Path, snapshot: FilesSnapshot) -> Path:
+    """Run every check restore runs before deleting, changing nothing; return the destination.
+
+    Lets a reset refuse an unsafe or changed snapshot before it touches the database or the tree.
+    """
+    sidecar, listing, handle = _open_verified(snapshot)
+    with handle, tarfile.open(fileobj=handle, mode="r:gz") as tar:
+        dest, _members = _preflight(public_dir, approot, snapshot, tar, sidecar["public_dir"], listing)
+    return dest
+
+
+def _preflight(public_dir: Path, approot: Path, snapshot: FilesSnapshot, tar: tarfile.TarFile,
+               recorded: str, listing: list[str]) -> tuple[Path, list[tarfile.TarInfo]]:
+    dest = _checked_destination(public_dir, approot, recorded, RESET_UNSAFE)
+    _refuse_snapshot_inside(snapshot, dest, RESET_UNSAFE)
+    members = tar.getmembers()
+    _check_members(members, listing)
+    return dest, members
+
+
+def recorded_public_dir(approot: Path, snapshot: FilesSnapshot) -> Path:
+    """The public directory the sidecar recorded, under the resolved app root (for read-only checks)."""
+    _require_recorded(snapshot)
+    recorded = _load_sidecar(snapshot)["public_dir"]
+    return approot.resolve().joinpath(*_plain_relative(recorded, approot, RESET_UNSAFE).parts)
+
+
+def _plain_relative(recorded: str, approot: Path, token: str) -> PurePosixPath:
+    relative = PurePosixPath(recorded)
+    if relative.is_absolute() or not relative.parts or ".." in relative.parts or "\x00" in recorded:
+        raise ApgError(token, f"recorded public directory {recorded!r} must be a relative path strictly "
+                              f"inside the app root {approot}, not the app root itself")
+    return relative
+
+
+def _checked_destination(public_dir: Path, approot: Path, recorded: str, token: str) -> Path:
+    """The recorded public directory under the resolved app root, if it is safe to write to."""
+    relative = _plain_relative(recorded, approot, token)
+    root = approot.resolve()
+    dest = root.joinpath(*relative.parts)
+    for depth in range(1, len(relative.parts) + 1):
+        step = root.joinpath(*relative.parts[:depth])
+        if step.is_symlink():
+            raise ApgError(token, f"{step} is a symlink; public files must be a real directory "
+                                  "with no symlinked parent under the app root")
+    if public_dir.is_symlink():
+        raise ApgError(token, f"public files directory {public_dir} is a symlink; refusing to follow it")
+    if public_dir.resolve() != dest:
+        raise ApgError(token, f"public files directory {public_dir} resolves to {public_dir.resolve()}, "
+                              f"but the baseline recorded {dest}")
+    if os.path.lexists(dest) and not dest.is_dir():
+        raise ApgError(token, f"public files path {dest} exists but is not a directory")
+    return dest
+
+
+def _refuse_snapshot_inside(snapshot: FilesSnapshot, dest: Path, token: str) -> None:
+    for path in (snapshot.archive, snapshot.sidecar, snapshot.listing):
+        resolved = path.parent.resolve() / path.name
+        if dest == resolved or dest in resolved.parents:
+            raise ApgError(token, f"baseline file {path} lies inside the public files directory {dest}; "
+                                  "keep baselines outside it")
+
+
+def _check_members(members: list[tarfile.TarInfo], listing: list[str]) -> None:
+    """Refuse any member that could land outside the destination, before anything is deleted."""
+    names = [member.name for member in members]
+    if len(set(names)) != len(names):
+        raise ApgError(RESET_UNSAFE, "the archive holds a path twice; a later copy could overwrite "
+                                     "through an earlier one")
+    not_dirs = {member.name for member in members if not member.isdir()}
+    for member in members:
+        _check_member(member, not_dirs)
+    archived = sorted(member.name + "/" if member.isdir() else member.name for member in members)
+    if archived != sorted(listing):
+        raise ApgError(CHANGED, "the archive and the path listing disagree although both match the "
+                                f"sidecar; {_RECAPTURE}")
+
+
+def _check_member(member: tarfile.TarInfo, not_dirs: set[str]) -> None:
+    name = member.name
+    parts = name.split("/")
+    if (not name or name.startswith("/") or "\x00" in name
+            or any(part in {"", ".", ".."} for part in parts)):
+        raise ApgError(RESET_UNSAFE, f"archive member {name!r} is not a plain relative path")
+    if parts[0] in REGENERABLE:
+        raise ApgError(RESET_UNSAFE, f"archive member {name} lies in regenerable {parts[0]}/, "
+                                     "which restore never touches")
+    if not (member.isreg() or member.isdir() or member.issym()):
+        raise ApgError(RESET_UNSAFE, f"archive member {name} is not a file, directory or symlink")
+    for depth in range(1, len(parts)):
+        if "/".join(parts[:depth]) in not_dirs:
+            raise ApgError(RESET_UNSAFE, f"archive member {name} lies under a symlink or file")
+    if member.issym() and not _link_stays_inside(name, member.linkname):
+        raise ApgError(RESET_UNSAFE, f"archive symlink {name} points to {member.linkname!r}, outside "
+                                     "the public files directory")
+
+
+def _link_stays_inside(path: str, target: str) -> bool:
+    if not target or target.startswith("/") or "\x00" in target:
+        return False
+    joined = posixpath.normpath(posixpath.join(posixpath.dirname(path), target))
+    return joined != ".." and not joined.startswith("../")
+
+
+def _stage(tar: tarfile.TarFile, members: list[tarfile.TarInfo], dest: Path) -> Path:
+    top = {member.name.split("/")[0] for member in members}
+    staging = Path(tempfile.mkdtemp(prefix=_STAGING_PREFIX, dir=dest))
+    try:
+        if staging.name in top:
+            raise ApgError(RESET_UNSAFE, f"archive member {staging.name} collides with the staging "
+                                         "directory; run the reset again")
+        _extract(tar, members, staging)
+        _check_staged_links(members, staging)
+    except _FILTER_ERROR as exc:
+        shutil.rmtree(staging)
+        raise ApgError(RESET_UNSAFE, f"archive member refused during extraction: {exc}") from exc
+    except BaseException:
+        shutil.rmtree(staging)
+        raise
+    return staging
+
+
+def _extract(tar: tarfile.TarFile, members: list[tarfile.TarInfo], staging: Path) -> None:
+    if hasattr(tarfile, "data_filter"):
+        tar.extractall(staging, members=members, filter="data")
+    else:
+        _extract_manually(tar, members, staging)
+
+
+def _extract_manually(tar: tarfile.TarFile, members: list[tarfile.TarInfo], staging: Path) -> None:
+    """Fallback for Pythons without extraction filters; members are already checked."""
+    for member in members:
+        target = staging.joinpath(*member.name.split("/"))
+        if member.isdir():
+            target.mkdir(parents=True, exist_ok=True)
+            continue
+        target.parent.mkdir(parents=True, exist_ok=True)
+        if member.issym():
+            os.symlink(member.linkname, target)
+            continue
+        _extract_file(tar, member, target)
+
+
+def _extract_file(tar: tarfile.TarFile, member: tarfile.TarInfo, target: Path) -> None:
+    source = tar.extractfile(member)
+    if source is None:
+        raise ApgError(RESET_UNSAFE, f"archive member {member.name} has no data")
+    # Same permission policy as the 'data' filter: no high bits, no group/other write.
+    mode = (member.mode & 0o755) | 0o600
+    fd = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, mode)
+    with source, os.fdopen(fd, "wb") as out:
+        shutil.copyfileobj(source, out, _CHUNK)
+        os.fchmod(out.fileno(), mode)
+
+
+def _check_staged_links(members: list[tarfile.TarInfo], staging: Path) -> None:
+    """Resolve every extracted link for real: chains of links can escape where each one alone does not."""
+    root = os.path.realpath(staging)
+    for member in members:
+        if member.issym():
+            resolved = os.path.realpath(staging.joinpath(*member.name.split("/")))
+            if os.path.commonpath([resolved, root]) != root:
+                raise ApgError(RESET_UNSAFE, f"archive symlink {member.name} resolves outside the "
+                                             "public files directory")
+
+
+def _clear(dest: Path, keep: set[str]) -> None:
+    """Delete every top-level entry except ``keep``; links are unlinked, never followed."""
+    with os.scandir(dest) as scan:
+        entries = [entry for entry in scan if entry.name not in keep]
+    for entry in entries:
+        # is_dir(follow_symlinks=False) is False for a link to a directory, so it is unlinked;
+        # rmtree itself refuses a symlink root and unlinks the links it meets inside.
+        if entry.is_dir(follow_symlinks=False):
+            shutil.rmtree(entry.path)
+        else:
+            os.unlink(entry.path)
+
+
+def _promote(staging: Path, dest: Path) -> None:
+    for name in sorted(os.listdir(staging)):
+        os.rename(staging / name, dest / name)
+
+
+# --- compare ------------------------------------------------------------------------------------
+
+
+def compare(public_dir: Path, snapshot: FilesSnapshot) -> dict[str, list[str]]:
+    """Paths (not contents) that the snapshot lists but are gone, and that are present but unlisted."""
+    _require_recorded(snapshot)
+    recorded = set(_checked_listing(snapshot, _load_sidecar(snapshot)))
+    live = set(list_public_paths(public_dir))
+    return {"missing": sorted(recorded - live), "added": sorted(live - recorded)}
+
+
+# --- helpers ------------------------------------------------------------------------------------
+
+
+def _sha256_path(path: Path) -> str:
+    with path.open("rb") as handle:
+        return _sha256_handle(handle)
+
+
+def _sha256_handle(handle: IO[bytes]) -> str:
+    digest = hashlib.sha256()
+    while chunk := handle.read(_CHUNK):
+        digest.update(chunk)
+    return digest.hexdigest()

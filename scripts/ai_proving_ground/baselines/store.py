@@ -1,0 +1,68 @@
+"""Where a set's baseline lives: the files beside the dump and the git tag, and the lock."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+from ai_proving_ground.fsutil import safe_name
+
+TAG_PREFIX = "apg-baseline-"
+
+
+def baseline_dir(approot: Path) -> Path:
+    """``$AI_PG_BASELINE_DIR``, else ``<approot>/.ai-proving-ground``; relative means app-relative."""
+    raw = os.environ.get("AI_PG_BASELINE_DIR")
+    if not raw:
+        return approot / ".ai-proving-ground"
+    path = Path(raw).expanduser()
+    return path if path.is_absolute() else approot / path
+
+
+@dataclass(frozen=True)
+class Baseline:
+    """The pair (dump + tag) for one set key, and the sidecars recorded with it."""
+
+    directory: Path
+    set_key: str
+
+    def _file(self, stem: str, suffix: str) -> Path:
+        return self.directory / f"{stem}.{safe_name(self.set_key, 'set key')}{suffix}"
+
+    @property
+    def dump(self) -> Path:
+        return self._file("db", ".dump")
+
+    @property
+    def metadata(self) -> Path:
+        return self._file("baseline", ".json")
+
+    @property
+    def grader_sha256(self) -> Path:
+        return self._file("grader", ".sha256")
+
+    @property
+    def grader_files(self) -> Path:
+        return self._file("grader", ".files")
+
+    @property
+    def versions(self) -> Path:
+        return self._file("versions", ".json")
+
+    @property
+    def reset_marker(self) -> Path:
+        # Present while a reset is under way: a killed reset leaves it, and the doctor fails on it.
+        return self._file("reset", ".incomplete")
+
+    @property
+    def tag(self) -> str:
+        return os.environ.get("AI_PG_BASELINE_REF") or f"{TAG_PREFIX}{self.set_key}"
+
+    @property
+    def runs(self) -> Path:
+        return self.directory / "runs"
+
+    @property
+    def lock(self) -> Path:
+        return self.directory / ".lock"

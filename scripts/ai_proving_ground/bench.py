@@ -1,0 +1,183 @@
+"""Speed numbers, printed and written to build/bench.json (``nox -s bench``).
+
+For fixture sets of 12 and of 10,000 nodes (500 public files): the doctor's wall time and its
+driver round trips, and reset's wall time beside the floor any reset must pay (a plain copy of
+the dump plus extracting the files archive), measured in the same run. Numbers, not assertions:
+the machines are shared and noisy.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import tarfile
+import tempfile
+import time
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+from ai_proving_ground import yamlio
+from ai_proving_ground.baselines.public_files import snapshot_paths
+from ai_proving_ground.baselines.store import Baseline, baseline_dir
+from ai_proving_ground.bed import init_bed
+from ai_proving_ground.doctor import diagnose
+from ai_proving_ground.fixtures import load_set
+from ai_proving_ground.fsutil import atomic_write_json
+from ai_proving_ground.gitutil import git
+from ai_proving_ground.provision import provision
+from ai_proving_ground.reset import reset
+from ai_proving_ground.sites.embedded.driver import EmbeddedSite
+
+SIZES = (12, 10_000)
+PUBLIC_FILES = 500
+NAMESPACE = "be0c0000-"
+
+
+def _uuid(index: int) -> str:
+    return f"{NAMESPACE}0000-4000-8000-{index:012d}"
+
+
+def write_bench_fixture(root: Path, nodes: int) -> str:
+    """A fixture with a content type, one field and ``nodes`` published nodes."""
+    name = f"bench_{nodes}"
+    directory = root / f"fixture_{name}"
+    (directory / "config").mkdir(parents=True)
+    (directory / "content" / "node").mkdir(parents=True)
+    (directory / "manifest").mkdir()
+    (directory / "recipe.yml").write_text(yamlio.dumps(
+        {"name": f"Bench {nodes}", "install": ["node", "text"]}))
+    config = {
+        "node.type.bench_doc": {"type": "bench_doc", "name": "Bench doc"},
+        "field.storage.node.field_bench_rank": {"entity_type": "node",
+                                                "field_name": "field_bench_rank",
+                                                "type": "integer"},
+        "field.field.node.bench_doc.field_bench_rank": {"entity_type": "node",
+                                                        "bundle": "bench_doc",
+                                                        "field_name": "field_bench_rank",
+                                                        "label": "Rank"},
+    }
+    for config_name, data in config.items():
+        (directory / "config" / f"{config_name}.yml").write_text(yamlio.dumps(data))
+    records = []
+    for index in range(1, nodes + 1):
+        uuid, title = _uuid(index), f"Bench document {index}"
+        doc = {"_meta": {"version": "1.0", "entity_type": "node", "uuid": uuid,
+                         "bundle": "bench_doc", "default_langcode": "en"},
+               "default": {"title": [{"value": title}], "status": [{"value": True}],
+                           "field_bench_rank": [{"value": index}]}}
+        (directory / "content" / "node" / f"{uuid}.yml").write_text(yamlio.dumps(doc))
+        records.append({"uuid": uuid, "entity_type": "node", "bundle": "bench_doc",
+                        "label": title, "status": True})
+    fragment = {"name": name, "version": 1,
+                "owns": {"config": ["node.type.bench_doc", "field.storage.node.field_bench_",
+                                    "field.field.node.bench_doc."],
+                         "content_namespace": NAMESPACE},
+                "export": {"config": sorted(config), "content": [
+                    {"entity_type": "node", "bundle": "bench_doc"}]},
+                "facts": {"modules": ["node", "text"], "config": sorted(config),
+                          "counts": {"node": {"bench_doc": nodes}}, "content": records}}
+    (directory / "manifest" / "fragment.yml").write_text(yamlio.dumps(fragment))
+    return name
+
+
+def _timed(action: Callable[[], Any], repeat: int = 3) -> tuple[float, Any]:
+    """Best of ``repeat`` wall times (the least disturbed by other load) and the last result."""
+    best, result = float("inf"), None
+    for _ in range(repeat):
+        start = time.perf_counter()
+        result = action()
+        best = min(best, time.perf_counter() - start)
+    return best, result
+
+
+def _add_public_files(site: EmbeddedSite, count: int) -> None:
+    public = site.public_files_dir()
+    for index in range(count):
+        folder = public / f"dir{index % 20:02d}"
+        folder.mkdir(parents=True, exist_ok=True)
+        (folder / f"file{index:04d}.txt").write_bytes(os.urandom(2048))
+
+
+def _mutate(site: EmbeddedSite) -> None:
+    with site.session() as store:
+        for record in store.entities_of("node")[:5]:
+            store.entity_delete(record.uuid)
+    public = site.public_files_dir()
+    shutil.rmtree(public / "dir00", ignore_errors=True)
+    (public / "agent-added.txt").write_text("added by an attempt\n")
+
+
+def _floor(baseline: Baseline, approot: Path, set_key: str) -> float:
+    """What any reset must at least do: copy the dump and extract the files archive."""
+    scratch = Path(tempfile.mkdtemp(prefix="apg-floor-"))
+    try:
+        start = time.perf_counter()
+        shutil.copyfile(baseline.dump, scratch / "db.copy")
+        with tarfile.open(snapshot_paths(baseline.directory, set_key).archive) as tar:
+            tar.extractall(scratch / "files", filter="data")
+        return time.perf_counter() - start
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+
+
+def measure(size: int, workdir: Path) -> dict[str, Any]:
+    fixture_root = workdir / f"fixtures-{size}"
+    name = write_bench_fixture(fixture_root, size)
+    os.environ["AI_PG_FIXTURE_PATH"] = str(fixture_root)
+    approot = workdir / f"bed-{size}"
+    site = init_bed(approot)
+    _add_public_files(site, PUBLIC_FILES)
+    git(approot, ["commit", "--allow-empty", "-q", "-m", "bench"])
+    provision_s, _ = _timed(lambda: provision(approot, [name], site), repeat=1)
+    doctor_s, verdict = _timed(lambda: diagnose(approot, [name], EmbeddedSite(approot)))
+    if not verdict["healthy"]:
+        raise SystemExit(f"bench bed of {size} nodes is not healthy: {json.dumps(verdict)}")
+
+    def mutate_and_reset() -> None:
+        _mutate(site)
+        start = time.perf_counter()
+        outcome = reset(approot, [name], site)
+        timings.append(time.perf_counter() - start)
+        if outcome.failures:
+            raise SystemExit(f"bench reset failed: {outcome.failures}")
+
+    timings: list[float] = []
+    for _ in range(3):
+        mutate_and_reset()
+    set_key = load_set([name], approot).key
+    baseline = Baseline(baseline_dir(approot), set_key)
+    floor_s = min(_floor(baseline, approot, set_key) for _ in range(3))
+    reset_s = min(timings)
+    return {"nodes": size, "public_files": PUBLIC_FILES, "provision_s": round(provision_s, 4),
+            "doctor_s": round(doctor_s, 4), "driver_calls": verdict["driver_round_trips"],
+            "reset_s": round(reset_s, 4), "floor_s": round(floor_s, 4),
+            "reset_ratio": round(reset_s / floor_s, 2) if floor_s else None}
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m ai_proving_ground.bench", description=__doc__)
+    parser.add_argument("--sizes", default=",".join(map(str, SIZES)),
+                        help="comma-separated node counts")
+    parser.add_argument("--output", default="build/bench.json")
+    args = parser.parse_args(argv)
+    sizes = [int(s) for s in args.sizes.split(",") if s]
+    results: dict[str, Any] = {}
+    with tempfile.TemporaryDirectory(prefix="apg-bench-") as tmp:
+        for size in sizes:
+            row = measure(size, Path(tmp))
+            results[str(size)] = row
+            print(f"{size:>6} nodes: doctor {row['doctor_s']:.3f}s in {row['driver_calls']} driver "
+                  f"call(s); reset {row['reset_s']:.3f}s vs floor {row['floor_s']:.3f}s "
+                  f"(ratio {row['reset_ratio']}); provision {row['provision_s']:.1f}s", flush=True)
+    calls = {row["driver_calls"] for row in results.values()}
+    print(f"driver calls equal across sizes: {len(calls) == 1}")
+    atomic_write_json(Path(args.output), results)
+    print(f"wrote {args.output}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

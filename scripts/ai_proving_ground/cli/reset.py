@@ -1,0 +1,37 @@
+"""``apg reset [fixture...]``: restore the set's baseline, then check the bed is fit to grade.
+
+Restores the tracked paths from the baseline tag, the database, the public files, then
+rebuilds caches. ``--json`` prints what was removed, warnings and failures on stdout.
+Exit codes: 0 restored and fit to grade (warnings such as APG_RESET_CODE_DRIFT may appear);
+1 refused or not fit to grade (APG_RESET_NO_BASELINE, APG_RESET_UNTRACKED,
+APG_RESET_FILES_CHANGED, APG_RESET_FILES_UNSAFE, APG_RESET_GRADER_DRIFT,
+APG_RESET_PENDING_UPDATES, APG_LOCK_BUSY); 2 usage.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from collections.abc import Sequence
+
+from ai_proving_ground.cli._fixture_command import bed_and_set, fixture_parser
+from ai_proving_ground.cli.common import run
+from ai_proving_ground.reset import reset
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = fixture_parser("apg reset", __doc__)
+    parser.add_argument("--json", action="store_true", help="print the outcome as JSON")
+    args = parser.parse_args(argv)
+
+    def act() -> int:
+        outcome = reset(*bed_and_set(args))
+        if args.json:
+            print(json.dumps(dataclasses.asdict(outcome), indent=2))
+        return 1 if outcome.failures else 0
+
+    return run(act)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

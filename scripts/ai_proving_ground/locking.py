@@ -1,0 +1,59 @@
+"""One provision or reset at a time per bed: an advisory lock the kernel frees if we die."""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import os
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+from ai_proving_ground.errors import ApgError
+
+DEFAULT_WAIT_SECONDS = 30.0
+_POLL_SECONDS = 0.1
+
+
+def lock_wait_seconds() -> float:
+    raw = os.environ.get("AI_PG_LOCK_TIMEOUT")
+    if not raw:
+        return DEFAULT_WAIT_SECONDS
+    try:
+        return max(0.0, float(raw))
+    except ValueError:
+        raise ApgError("APG_USAGE", f"AI_PG_LOCK_TIMEOUT={raw!r} is not a number of seconds",
+                       exit_code=2) from None
+
+
+@contextlib.contextmanager
+def bed_lock(path: Path, what: str) -> Iterator[None]:
+    """Hold the lock at ``path``; wait a bounded time, then refuse with APG_LOCK_BUSY."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        deadline = time.monotonic() + lock_wait_seconds()
+        while True:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except BlockingIOError:
+                if time.monotonic() >= deadline:
+                    holder = _holder(path)
+                    raise ApgError("APG_LOCK_BUSY", f"another provision or reset holds {path}"
+                                   f"{holder}; {what} waited {lock_wait_seconds():g}s. Retry when "
+                                   "it finishes (AI_PG_LOCK_TIMEOUT sets the wait)") from None
+                time.sleep(_POLL_SECONDS)
+        os.ftruncate(fd, 0)
+        os.write(fd, f"{os.getpid()} {what}\n".encode())
+        yield
+    finally:
+        os.close(fd)  # closing releases the flock
+
+
+def _holder(path: Path) -> str:
+    try:
+        text = path.read_text().strip()
+    except OSError:
+        return ""
+    return f" (pid and command: {text})" if text else ""

@@ -1,0 +1,149 @@
+"""Provision: apply the base recipe and the fixtures, then capture the baseline for the set key.
+
+The pair is the database dump and the git tag; both present means provision is a no-op.
+Capture order makes a crash safe: sidecars, then the dump, then the metadata, then the tag,
+so a baseline without its tag is never used and the next provision captures it again.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from pathlib import Path
+from typing import Any
+
+from ai_proving_ground.baselines import grader_tree, public_files, versions
+from ai_proving_ground.baselines.store import Baseline, baseline_dir
+from ai_proving_ground.baselines.tree import (
+    create_tag,
+    dirty_paths,
+    require_repository,
+    tag_commit,
+    untracked_paths,
+)
+from ai_proving_ground.errors import ApgError
+from ai_proving_ground.faults import crashpoint
+from ai_proving_ground.fixtures import FixtureSet, load_set
+from ai_proving_ground.fsutil import atomic_write_json, atomic_write_text
+from ai_proving_ground.locking import bed_lock
+from ai_proving_ground.paths import BASE_RECIPE_NAME, base_recipe_dir
+from ai_proving_ground.report import say
+from ai_proving_ground.sites.base import SiteDriver, StateQuery
+
+
+def _allowed(variable: str) -> bool:
+    return os.environ.get(variable) == "1"
+
+
+def recapture_commands(approot: Path, baseline: Baseline, fixture_set: FixtureSet) -> str:
+    names = " ".join(fixture_set.names)
+    return (f"rm {baseline.dump} && git -C {approot} tag -d {baseline.tag} && "
+            f"apg provision --approot {approot} {names}")
+
+
+def base_recipe_for(approot: Path) -> Path:
+    """The bed's own copy of the base recipe when it has one (it is tracked and restored)."""
+    in_bed = approot / "recipes" / BASE_RECIPE_NAME
+    return in_bed if (in_bed / "recipe.yml").is_file() else base_recipe_dir()
+
+
+def provision(approot: Path, names: list[str], driver: SiteDriver) -> dict[str, Any]:
+    """Apply and capture, or report the existing baseline; returns a JSON-ready summary."""
+    fixture_set = load_set(names, approot)
+    baseline = Baseline(baseline_dir(approot), fixture_set.key)
+    require_repository(approot)
+    with bed_lock(baseline.lock, "provision"):
+        _check_untracked(approot)
+        if baseline.dump.is_file() and tag_commit(approot, baseline.tag):
+            _check_stale(approot, baseline, fixture_set, driver)
+            say("APG_PROVISION_NOOP", f"baseline {fixture_set.key} exists "
+                f"({baseline.dump.name} + tag {baseline.tag}); nothing to do")
+            return _summary(baseline, fixture_set, noop=True)
+        dirty = dirty_paths(approot)
+        if dirty:
+            raise ApgError("APG_PROVISION_DIRTY", "uncommitted changes under the tracked paths "
+                           f"would not be in the baseline tag: {', '.join(dirty)}; commit them "
+                           "(or discard them) and provision again")
+        driver.rebuild_caches()
+        driver.apply_recipe(base_recipe_for(approot))
+        for fixture in fixture_set.fixtures:
+            driver.apply_recipe(fixture.directory)
+        crashpoint("provision.recipes-applied")
+        capture(approot, baseline, fixture_set, driver)
+        say("APG_PROVISION_OK", f"baseline {fixture_set.key} captured: {baseline.dump} + tag "
+            f"{baseline.tag}")
+        return _summary(baseline, fixture_set, noop=False)
+
+
+def capture(approot: Path, baseline: Baseline, fixture_set: FixtureSet,
+            driver: SiteDriver) -> None:
+    """Write every baseline file new-then-rename, the tag last."""
+    baseline.directory.mkdir(parents=True, exist_ok=True)
+    snapshot = public_files.snapshot_paths(baseline.directory, fixture_set.key)
+    public_files.capture(driver.public_files_dir(), approot, snapshot)
+    crashpoint("provision.files-captured")
+    files = grader_tree.fingerprint(approot, fixture_set)
+    atomic_write_text(baseline.grader_files, grader_tree.render_listing(files))
+    atomic_write_text(baseline.grader_sha256, grader_tree.tree_sha256(files) + "\n")
+    crashpoint("provision.grader-recorded")
+    live = driver.read_state(StateQuery(versions=True)).versions
+    assert live is not None
+    atomic_write_json(baseline.versions, versions.as_json(live))
+    crashpoint("provision.versions-recorded")
+    driver.dump_database(baseline.dump)
+    crashpoint("provision.dump-written")
+    atomic_write_json(baseline.metadata, {
+        "format": 1, "set_key": fixture_set.key, "canonical": fixture_set.canonical,
+        "fixtures": fixture_set.names, "tag": baseline.tag, "captured_at": int(time.time()),
+        "driver": driver.name,
+    })
+    crashpoint("provision.metadata-written")
+    create_tag(approot, baseline.tag)
+    crashpoint("provision.tagged")
+
+
+def _check_untracked(approot: Path) -> None:
+    problems = untracked_paths(approot)
+    if not problems:
+        return
+    if _allowed("AI_PG_ALLOW_UNTRACKED"):
+        say("APG_PROVISION_UNTRACKED", "allowed by AI_PG_ALLOW_UNTRACKED=1; reset will restore "
+            f"only the database for: {'; '.join(problems)}")
+        return
+    raise ApgError("APG_PROVISION_UNTRACKED", "populated paths with no tracked files: "
+                   f"{'; '.join(problems)}. Track them (fix the ignore rule, git add, commit) or "
+                   "set AI_PG_ALLOW_UNTRACKED=1 to accept database-only restoration")
+
+
+def _check_stale(approot: Path, baseline: Baseline, fixture_set: FixtureSet,
+                 driver: SiteDriver) -> None:
+    recorded = versions.load(baseline.versions)
+    if recorded is None:
+        say("APG_PROVISION_VERSIONS_UNRECORDED", f"{baseline.versions.name} is missing; this "
+            "baseline predates version manifests. To record one: "
+            + recapture_commands(approot, baseline, fixture_set))
+        return
+    live = driver.read_state(StateQuery(versions=True)).versions
+    assert live is not None
+    differences = versions.code_differences(recorded, versions.as_json(live))
+    if not differences:
+        return
+    listing = versions.describe_differences(differences)
+    if _allowed("AI_PG_ALLOW_STALE_BASELINE"):
+        say("APG_PROVISION_STALE_BASELINE", f"allowed by AI_PG_ALLOW_STALE_BASELINE=1, the "
+            f"baseline is kept as it is: {listing}")
+        return
+    raise ApgError("APG_PROVISION_STALE_BASELINE", f"code differs from baseline "
+                   f"{fixture_set.key}: {listing}. Bring the database up to date (apg site "
+                   "updatedb), check the fixture state, then recapture: "
+                   + recapture_commands(approot, baseline, fixture_set))
+
+
+def _summary(baseline: Baseline, fixture_set: FixtureSet, noop: bool) -> dict[str, Any]:
+    return {"set_key": fixture_set.key, "fixtures": [f.pin for f in fixture_set.fixtures],
+            "dump": str(baseline.dump), "tag": baseline.tag, "noop": noop}
+
+
+def summary_json(summary: dict[str, Any]) -> str:
+    return json.dumps(summary, indent=2)

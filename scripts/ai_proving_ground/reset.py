@@ -1,0 +1,151 @@
+"""Reset: restore a set's baseline, then prove the restored bed is fit to grade.
+
+Order: tracked paths from the tag, the database, the public files, a cache rebuild; then the
+checks. Nothing reset reads is written by reset, so a killed reset is repaired by the next one;
+until then a marker file makes the doctor fail instead of passing a half-restored bed.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ai_proving_ground.baselines import grader_tree, public_files, versions
+from ai_proving_ground.baselines.store import Baseline, baseline_dir
+from ai_proving_ground.baselines.tree import (
+    require_repository,
+    restore_from_tag,
+    tag_commit,
+    untracked_paths,
+)
+from ai_proving_ground.errors import ApgError
+from ai_proving_ground.faults import crashpoint
+from ai_proving_ground.fixtures import FixtureSet, load_set
+from ai_proving_ground.fsutil import atomic_write_text
+from ai_proving_ground.locking import bed_lock
+from ai_proving_ground.report import say
+from ai_proving_ground.sites.base import SiteDriver, StateQuery
+
+
+@dataclass
+class ResetOutcome:
+    """What reset did and what its checks found; ``failures`` non-empty means do not grade."""
+
+    set_key: str
+    removed: list[str] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+    failures: list[str] = field(default_factory=list)
+
+
+def reset(approot: Path, names: list[str], driver: SiteDriver) -> ResetOutcome:
+    fixture_set = load_set(names, approot)
+    baseline = Baseline(baseline_dir(approot), fixture_set.key)
+    require_repository(approot)
+    with bed_lock(baseline.lock, "reset"):
+        _require_baseline(approot, baseline, fixture_set)
+        skip = _untracked_skips(approot, baseline)
+        snapshot = public_files.snapshot_paths(baseline.directory, fixture_set.key)
+        recorded_files = _verify_files(snapshot)
+        if recorded_files:
+            public_files.check_destination(driver.public_files_dir(), approot, snapshot)
+        outcome = ResetOutcome(fixture_set.key)
+        atomic_write_text(baseline.reset_marker, f"reset of {fixture_set.key} under way\n")
+        crashpoint("reset.marked")
+        outcome.removed = restore_from_tag(approot, baseline.tag, skip)
+        crashpoint("reset.tree-restored")
+        driver.restore_database(baseline.dump)
+        crashpoint("reset.database-restored")
+        if recorded_files:
+            public_files.restore(driver.public_files_dir(), approot, snapshot)
+        else:
+            _warn(outcome, "APG_RESET_FILES_UNRECORDED", "this baseline has no public-files "
+                  "snapshot; files were not restored. Recapture the baseline to enable it")
+        crashpoint("reset.files-restored")
+        private = driver.private_files_dir()
+        if private is not None:
+            _warn(outcome, "APG_RESET_PRIVATE_FILES_NOT_RESTORED", str(private))
+        driver.rebuild_caches()
+        crashpoint("reset.caches-rebuilt")
+        baseline.reset_marker.unlink()
+        _check_grader(approot, baseline, fixture_set, outcome)
+        _check_code_and_updates(baseline, driver, outcome)
+        if not outcome.failures:
+            say("APG_RESET_OK", f"baseline {fixture_set.key} restored")
+        return outcome
+
+
+def _warn(outcome: ResetOutcome, token: str, message: str) -> None:
+    say(token, message)
+    outcome.warnings.append(token)
+
+
+def _fail(outcome: ResetOutcome, token: str, message: str) -> None:
+    say(token, message)
+    outcome.failures.append(token)
+
+
+def _require_baseline(approot: Path, baseline: Baseline, fixture_set: FixtureSet) -> None:
+    missing = []
+    if not baseline.dump.is_file():
+        missing.append(f"dump {baseline.dump}")
+    if tag_commit(approot, baseline.tag) is None:
+        missing.append(f"tag {baseline.tag}")
+    if missing:
+        raise ApgError("APG_RESET_NO_BASELINE", f"no complete baseline for set "
+                       f"{fixture_set.key} ({fixture_set.canonical}): missing "
+                       f"{' and '.join(missing)}. Capture it with: apg provision --approot "
+                       f"{approot} {' '.join(fixture_set.names)}")
+
+
+def _untracked_skips(approot: Path, baseline: Baseline) -> frozenset[str]:
+    problems = untracked_paths(approot, ref=baseline.tag)
+    if not problems:
+        return frozenset()
+    if os.environ.get("AI_PG_ALLOW_UNTRACKED") == "1":
+        say("APG_RESET_UNTRACKED", f"allowed by AI_PG_ALLOW_UNTRACKED=1; not restoring: "
+            f"{'; '.join(problems)}")
+        return frozenset(p.split(" ", 1)[0] for p in problems)
+    raise ApgError("APG_RESET_UNTRACKED", f"populated paths with no files in {baseline.tag}: "
+                   f"{'; '.join(problems)}. Track them and recapture the baseline, or set "
+                   "AI_PG_ALLOW_UNTRACKED=1 to restore the database only for them")
+
+
+def _verify_files(snapshot: public_files.FilesSnapshot) -> bool:
+    """True when a snapshot exists and is intact; a changed one is refused before any change."""
+    try:
+        public_files.verify(snapshot)
+    except ApgError as exc:
+        if exc.token == "APG_RESET_FILES_UNRECORDED":
+            return False
+        raise
+    return True
+
+
+def _check_grader(approot: Path, baseline: Baseline, fixture_set: FixtureSet,
+                  outcome: ResetOutcome) -> None:
+    if not baseline.grader_files.is_file():
+        _warn(outcome, "APG_RESET_GRADER_UNRECORDED", "this baseline has no grader fingerprint; "
+              "re-provision to record one")
+        return
+    recorded = grader_tree.parse_listing(baseline.grader_files.read_text(encoding="utf-8"))
+    changed = grader_tree.changes(recorded, grader_tree.fingerprint(approot, fixture_set))
+    if changed:
+        _fail(outcome, "APG_RESET_GRADER_DRIFT", "judging code differs from the baseline; do not "
+              "grade this bed: " + "; ".join(changed))
+
+
+def _check_code_and_updates(baseline: Baseline, driver: SiteDriver,
+                            outcome: ResetOutcome) -> None:
+    answer = driver.read_state(StateQuery(versions=True, pending_updates=True))
+    recorded = versions.load(baseline.versions)
+    if recorded is not None and answer.versions is not None:
+        differences = versions.code_differences(recorded, versions.as_json(answer.versions))
+        if differences:
+            _warn(outcome, "APG_RESET_CODE_DRIFT", "code differs from the baseline's: "
+                  + versions.describe_differences(differences))
+    if answer.pending_updates:
+        listing = ", ".join(f"{p.module}: {p.update_id}" for p in answer.pending_updates)
+        _fail(outcome, "APG_RESET_PENDING_UPDATES", f"the restored database is behind the code "
+              f"({listing}); updates are never run automatically. Run them deliberately, check "
+              "the fixtures, then recapture the baseline")

@@ -1,0 +1,266 @@
+#!/usr/bin/env python3
+"""Build the source site from which the shipped fixtures are exported.
+
+    python3 scripts/build_fixture_source.py DIR
+    apg fixture-export kb_docs --approot DIR
+    apg fixture-export canvas_home --approot DIR
+
+DIR must be absent or empty. The script runs ``apg bed init DIR`` and then defines, through the
+site driver, everything ``fixtures/fixture_kb_docs`` and ``fixtures/fixture_canvas_home`` hold:
+the kb_doc content type and its four fields, 12 knowledge-base articles, the Canvas front page
+and its two page regions. Every UUID is fixed, so exporting again gives the same bytes; change
+the data here, rebuild, re-export, and bump the fixture's version in its fragment.
+
+The source site also holds things the fixtures must *not* capture (a ``page`` content type and
+one page), so that an export proves its selectors select.
+
+Exit codes: 0 built (the directory is printed on stdout); 1 refused or failed (a token on
+stderr); 2 bad arguments.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+# Runnable from a checkout without installing: the package sits beside this script.
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from ai_proving_ground.bed import init_bed
+from ai_proving_ground.cli.common import ArgumentParser, run
+from ai_proving_ground.sites.embedded.driver import EmbeddedSite
+
+# ---------------------------------------------------------------------------- kb_docs
+
+KB_NAMESPACE = "6b0d0c00-"
+KB_SECTIONS = (
+    ("getting_started", "Getting started"),
+    ("accounts", "Accounts"),
+    ("billing", "Billing"),
+    ("troubleshooting", "Troubleshooting"),
+)
+
+
+def _config_uuid(n: int) -> str:
+    # Drupal gives every config entity a uuid; export strips it, as config export for recipes does.
+    return f"f1c0f1c0-0000-4000-8000-{n:012d}"
+
+
+def _field_storage(n: int, name: str, field_type: str, module: str, settings: dict[str, Any],
+                   cardinality: int = 1) -> dict[str, Any]:
+    modules = sorted({"node", module} - {"core"})
+    return {
+        "uuid": _config_uuid(n), "langcode": "en", "status": True,
+        "dependencies": {"module": modules},
+        "id": f"node.{name}", "field_name": name, "entity_type": "node", "type": field_type,
+        "settings": settings, "module": module, "locked": False, "cardinality": cardinality,
+        "translatable": True, "indexes": {}, "persist_with_no_fields": False,
+        "custom_storage": False,
+    }
+
+
+def _field_instance(n: int, name: str, field_type: str, label: str, description: str,
+                    required: bool, module: str | None = None) -> dict[str, Any]:
+    dependencies: dict[str, list[str]] = {
+        "config": [f"field.storage.node.{name}", "node.type.kb_doc"]}
+    if module:
+        dependencies["module"] = [module]
+    return {
+        "uuid": _config_uuid(n), "langcode": "en", "status": True, "dependencies": dependencies,
+        "id": f"node.kb_doc.{name}", "field_name": name, "entity_type": "node",
+        "bundle": "kb_doc", "label": label, "description": description, "required": required,
+        "translatable": False, "default_value": [], "default_value_callback": "",
+        "settings": {}, "field_type": field_type,
+    }
+
+
+KB_CONFIG: dict[str, dict[str, Any]] = {
+    "node.type.kb_doc": {
+        "uuid": _config_uuid(1), "langcode": "en", "status": True, "dependencies": {},
+        "name": "Knowledge base article", "type": "kb_doc",
+        "description": "A help-center article, filed under one section and ordered within it "
+                       "by weight.",
+        "help": "", "new_revision": True, "preview_mode": 1, "display_submitted": False,
+    },
+    "field.storage.node.field_kb_section": _field_storage(
+        2, "field_kb_section", "list_string", "options",
+        {"allowed_values": [{"value": v, "label": label} for v, label in KB_SECTIONS],
+         "allowed_values_function": ""}),
+    "field.storage.node.field_kb_summary": _field_storage(
+        3, "field_kb_summary", "string_long", "core", {"case_sensitive": False}),
+    "field.storage.node.field_kb_weight": _field_storage(
+        4, "field_kb_weight", "integer", "core", {"unsigned": False, "size": "normal"}),
+    "field.storage.node.field_kb_tags": _field_storage(
+        5, "field_kb_tags", "string", "core",
+        {"max_length": 255, "case_sensitive": False, "is_ascii": False}, cardinality=-1),
+    "field.field.node.kb_doc.field_kb_section": _field_instance(
+        6, "field_kb_section", "list_string", "Section",
+        "Which part of the help center the article belongs to.", True, "options"),
+    "field.field.node.kb_doc.field_kb_summary": _field_instance(
+        7, "field_kb_summary", "string_long", "Summary",
+        "One or two sentences shown in article lists.", False),
+    "field.field.node.kb_doc.field_kb_weight": _field_instance(
+        8, "field_kb_weight", "integer", "Weight",
+        "Order within the section: lighter articles are listed first.", True),
+    "field.field.node.kb_doc.field_kb_tags": _field_instance(
+        9, "field_kb_tags", "string", "Tags", "Free-form keywords for search.", False),
+}
+
+# (section, title, weight, summary, tags), in creation (and UUID) order. Sections are
+# interleaved, and within every section the weight order, the title order and the creation
+# order are three different permutations (and weight order is neither one reversed), so a
+# task that sorts by the wrong key gets a visibly wrong list.
+KB_ARTICLES: tuple[tuple[str, str, int, str, tuple[str, ...]], ...] = (
+    ("getting_started", "Invite your team", 3,
+     "Send invitations, choose each person's role and resend an invitation that expired.",
+     ("team", "invitations")),
+    ("accounts", "Reset your password", 2,
+     "Get a reset link by email when you cannot sign in, and choose a new password.",
+     ("password", "sign-in")),
+    ("billing", "Understand your invoice", 3,
+     "What each line of your monthly invoice means and where taxes are shown.",
+     ("invoices",)),
+    ("troubleshooting", "Contact support", 3,
+     "When to open a ticket, what to include and how fast to expect an answer.",
+     ("support", "tickets")),
+    ("getting_started", "Tour the dashboard", 1,
+     "A five-minute walk through the dashboard: projects, activity and settings.",
+     ("dashboard",)),
+    ("accounts", "Change your email address", 3,
+     "Move your account to a new email address and confirm the change.",
+     ("email", "profile")),
+    ("billing", "Update your payment method", 1,
+     "Replace an expired card or switch to invoicing before your next renewal.",
+     ("payments", "cards", "renewal")),
+    ("troubleshooting", "Fix sync errors", 1,
+     "The common causes of sync failures and how to retry a failed sync safely.",
+     ("sync", "errors")),
+    ("getting_started", "Create your first project", 2,
+     "Start a project from a template, name it and invite your first collaborator.",
+     ("projects", "templates")),
+    ("accounts", "Enable two-factor authentication", 1,
+     "Protect your account with an authenticator app and keep your recovery codes safe.",
+     ("security", "2fa", "sign-in")),
+    ("billing", "Request a refund", 2,
+     "Which charges can be refunded, and how to ask for a refund within 30 days.",
+     ("refunds", "payments")),
+    ("troubleshooting", "Clear your browser cache", 2,
+     "Clear cached files when pages look out of date or will not load.",
+     ("browser", "cache")),
+)
+
+
+def kb_uuid(n: int) -> str:
+    """The fixed UUID of the ``n``-th article (1-based): ``6b0d0c00-0000-4000-8000-0000000000nn``."""
+    return f"{KB_NAMESPACE}0000-4000-8000-{n:012d}"
+
+
+# ---------------------------------------------------------------------------- canvas_home
+
+CANVAS_NAMESPACE = "ca0a5000-"
+HOME_UUID = f"{CANVAS_NAMESPACE}0000-4000-8000-000000000001"
+
+
+def component_uuid(n: int) -> str:
+    """Component instances get fixed UUIDs in the fixture's namespace too."""
+    return f"{CANVAS_NAMESPACE}c000-4000-8000-{n:012d}"
+
+
+HOME_COMPONENTS: list[dict[str, Any]] = [
+    {"uuid": component_uuid(1), "component_id": "sdc.apg.hero", "inputs": {
+        "heading": "Welcome to the help center",
+        "subheading": "Answers about your account, billing and everyday use.",
+        "cta_text": "Browse all articles", "cta_url": "/kb"}},
+    {"uuid": component_uuid(2), "component_id": "sdc.apg.section",
+     "inputs": {"title": "Popular topics"}},
+    {"uuid": component_uuid(3), "component_id": "sdc.apg.card", "parent_uuid": component_uuid(2),
+     "slot": "content", "inputs": {"title": "Getting started",
+                                   "body": "Set up your first project in minutes.",
+                                   "url": "/kb/getting-started"}},
+    {"uuid": component_uuid(4), "component_id": "sdc.apg.card", "parent_uuid": component_uuid(2),
+     "slot": "content", "inputs": {"title": "Billing",
+                                   "body": "Invoices, payment methods and refunds.",
+                                   "url": "/kb/billing"}},
+]
+
+
+def _region(n: int, region: str, tree: list[dict[str, Any]]) -> dict[str, Any]:
+    components = sorted({f"canvas.component.{item['component_id']}" for item in tree})
+    return {
+        "uuid": _config_uuid(100 + n), "langcode": "en", "status": True,
+        "dependencies": {"config": components, "theme": ["olivero"]},
+        "id": f"olivero.{region}", "theme": "olivero", "region": region,
+        "component_tree": tree,
+    }
+
+
+CANVAS_CONFIG: dict[str, dict[str, Any]] = {
+    "canvas.page_region.olivero.header": _region(1, "header", [
+        {"uuid": component_uuid(5), "component_id": "block.system_branding_block",
+         "inputs": {"use_site_logo": True, "use_site_name": True}},
+        {"uuid": component_uuid(6), "component_id": "block.system_menu_block.main",
+         "inputs": {"level": 1, "depth": 1}},
+    ]),
+    "canvas.page_region.olivero.footer": _region(2, "footer", [
+        {"uuid": component_uuid(7), "component_id": "sdc.apg.paragraph",
+         "inputs": {"text": "Still stuck? Contact support and we will get back to you within "
+                            "one working day."}},
+    ]),
+}
+
+# ---------------------------------------------------------------------------- not exported
+
+# A source site is a working site: it holds things no fixture captures.
+OTHER_CONFIG: dict[str, dict[str, Any]] = {
+    "node.type.page": {"uuid": _config_uuid(200), "langcode": "en", "status": True,
+                       "dependencies": {}, "name": "Basic page", "type": "page",
+                       "description": "Static pages such as About.", "help": "",
+                       "new_revision": True, "preview_mode": 1, "display_submitted": False},
+}
+OTHER_PAGE_UUID = "0a0b0c0d-0000-4000-8000-000000000001"
+
+
+def build(target: Path) -> EmbeddedSite:
+    """Create the source site at ``target`` (absent or empty)."""
+    init_bed(target)
+    site = EmbeddedSite(target)
+    with site.session() as store:
+        for name, data in {**KB_CONFIG, **CANVAS_CONFIG, **OTHER_CONFIG}.items():
+            site.config_save(store, name, data)
+        for n, (section, title, weight, summary, tags) in enumerate(KB_ARTICLES, start=1):
+            site.create_entity(store, "node", "kb_doc", {
+                "title": title, "status": True,
+                "field_kb_section": section, "field_kb_summary": summary,
+                "field_kb_weight": weight, "field_kb_tags": list(tags),
+            }, kb_uuid(n))
+        site.create_entity(store, "canvas_page", None, {
+            "title": "Home", "status": True,
+            "description": "The help center's front page.",
+            "path": [{"alias": "/home"}],
+            "components": HOME_COMPONENTS,
+        }, HOME_UUID)
+        site.create_entity(store, "node", "page", {"title": "About this site", "status": True},
+                           OTHER_PAGE_UUID)
+    return site
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = ArgumentParser(prog="build_fixture_source.py", description=__doc__,
+                            formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("directory", help="where to create the source site (absent or empty)")
+    args = parser.parse_args(argv)
+
+    def act() -> int:
+        target = Path(args.directory).absolute()
+        build(target)
+        print(target)
+        return 0
+
+    return run(act)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
