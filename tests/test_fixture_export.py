@@ -19,8 +19,8 @@ from typing import Any
 import pytest
 
 from ai_proving_ground import yamlio
-from ai_proving_ground.fixture_export import export_fixture, record_value, split_fragment
-from ai_proving_ground.fixtures import load_fixture, load_fragment
+from ai_proving_ground.fixture_export import export_fixture, split_fragment
+from ai_proving_ground.fixtures import load_fixture, load_fragment, record_value
 from ai_proving_ground.paths import PROJECT_ROOT
 from ai_proving_ground.schemas import schema_errors
 from ai_proving_ground.sites.base import StateQuery
@@ -222,6 +222,24 @@ def test_prefixes_expand_and_exact_names_do_not(apg: MainRunner, source: Path,
                                  "canvas.page_region.olivero.sidebar"]
     facts = load_fragment(home_dir / "manifest" / "fragment.yml")["facts"]
     assert facts["config"] == summary["config"]
+
+
+def test_a_prefix_that_matches_nothing_warns_and_drops_the_files(apg: MainRunner, source: Path,
+                                                                 tmp_path: Path) -> None:
+    site = EmbeddedSite(source)
+    with site.session() as store:
+        for region in ("header", "footer"):
+            site.config_delete(store, f"canvas.page_region.olivero.{region}")
+    target = shutil.copytree(SHIPPED / "fixture_canvas_home", tmp_path / "fixture_canvas_home")
+    rc, summary, err = export_cli(apg, "canvas_home", "--approot", str(source),
+                                  "--into", str(target))
+    assert rc == 0, err
+    assert "APG_EXPORT_PREFIX_EMPTY" in err and "canvas.page_region.olivero." in err
+    assert summary["config"] == []
+    assert summary["removed"] == ["config/canvas.page_region.olivero.footer.yml",
+                                  "config/canvas.page_region.olivero.header.yml"]
+    assert list((target / "config").iterdir()) == []
+    assert load_fragment(target / "manifest" / "fragment.yml")["facts"]["config"] == []
 
 
 def test_exported_config_drops_uuid_and_core(source: Path) -> None:

@@ -1,7 +1,8 @@
-"""The main job end to end on a fresh machine: an embedded bed, its status and its modules.
+"""The main job end to end on a fresh machine: an embedded bed, provisioned and checked.
 
 Run by ``make demo`` (``nox -s demo``). The bed lives in ``build/demo-bed`` unless a directory
-is given; a bed this demo made earlier is replaced, anything else there is refused.
+is given. A bed this demo made earlier is reused, so a second run shows provision's no-op;
+``--fresh`` replaces it. A directory the demo did not make is refused.
 """
 
 from __future__ import annotations
@@ -13,6 +14,8 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from ai_proving_ground.bed import init_bed
+from ai_proving_ground.cli import doctor as doctor_cli
+from ai_proving_ground.cli import provision as provision_cli
 from ai_proving_ground.cli import site as site_cli
 from ai_proving_ground.cli.common import run
 from ai_proving_ground.errors import ApgError
@@ -21,13 +24,17 @@ from ai_proving_ground.fsutil import atomic_write_text
 DEMO_MARKER = ".apg-demo-bed"
 
 
-def _fresh_directory(target: Path) -> None:
+def _prepare(target: Path, fresh: bool) -> bool:
+    """True when a bed made by the demo is already there and is kept."""
     if not target.exists():
-        return
+        return False
     if not (target / DEMO_MARKER).is_file():
         raise ApgError("APG_DEMO_REFUSED", f"{target} exists and was not made by the demo; "
                        "remove it or pass another directory")
-    shutil.rmtree(target)
+    if fresh:
+        shutil.rmtree(target)
+        return False
+    return True
 
 
 def _section(title: str) -> None:
@@ -37,21 +44,28 @@ def _section(title: str) -> None:
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m ai_proving_ground.demo", description=__doc__)
     parser.add_argument("directory", nargs="?", default="build/demo-bed")
+    parser.add_argument("--fresh", action="store_true", help="replace an earlier demo bed")
     args = parser.parse_args(argv)
 
     def act() -> int:
         target = Path(args.directory).absolute()
-        _fresh_directory(target)
-        _section(f"apg bed init {target}")
-        init_bed(target)
-        atomic_write_text(target / DEMO_MARKER, "made by ai_proving_ground.demo\n")
-        for title, command in (
-            ("apg site status", ["status"]),
-            ("apg site pm:list --status=enabled", ["pm:list", "--status=enabled"]),
+        if _prepare(target, args.fresh):
+            _section(f"reusing the demo bed at {target} (--fresh makes a new one)")
+        else:
+            _section(f"apg bed init {target}")
+            init_bed(target)
+            atomic_write_text(target / DEMO_MARKER, "made by ai_proving_ground.demo\n")
+        bed = ["--approot", str(target)]
+        for title, main, command in (
+            ("apg site status", site_cli.main, ["status"]),
+            ("apg site pm:list --status=enabled", site_cli.main, ["pm:list", "--status=enabled"]),
+            ("apg provision kb_docs canvas_home", provision_cli.main, ["--json"]),
+            ("apg doctor kb_docs canvas_home", doctor_cli.main, []),
         ):
             _section(title)
             sys.stdout.flush()
-            code = site_cli.main(["--approot", str(target), *command])
+            code = main([*bed, *command])
+            sys.stderr.flush()
             if code != 0:
                 return code
         print(f"\nThe bed is at {target}; try `apg site --approot {target} config:list node.`")

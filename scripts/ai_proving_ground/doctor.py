@@ -11,7 +11,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ai_proving_ground.fixtures import FixtureSet, find_overlaps, load_set, union_manifest
+from ai_proving_ground.fixtures import (
+    FixtureSet,
+    find_overlaps,
+    load_set,
+    record_value,
+    union_manifest,
+)
 from ai_proving_ground.sites.base import CountQuery, SiteDriver, StateAnswer, StateQuery
 
 PASS, FAIL, NOTE = "pass", "fail", "note"
@@ -149,7 +155,7 @@ def _content(ctx: DoctorContext) -> Check:
         if "status" in record:
             live["status"] = entity.status
         for name in record.get("fields") or {}:
-            live.setdefault("fields", {})[name] = _main_values(entity.fields.get(name, []))
+            live.setdefault("fields", {})[name] = record_value(entity.fields.get(name, []))
         if live != declared:
             check.differ(record["uuid"], declared, live)
     return check
@@ -161,11 +167,3 @@ def _declared(record: dict[str, Any]) -> dict[str, Any]:
     if record.get("fields"):
         declared["fields"] = dict(record["fields"])
     return declared
-
-
-def _main_values(items: list[dict[str, Any]]) -> Any:
-    """A field's main values: one value for one item, a list for several (as facts record them)."""
-    values = [item.get("value", item.get("target_uuid", item.get("target_id"))) for item in items]
-    if not values:
-        return None
-    return values[0] if len(values) == 1 else values

@@ -39,7 +39,13 @@ import yaml
 from ai_proving_ground import yamlio
 from ai_proving_ground.approot import driver_name_for
 from ai_proving_ground.errors import ApgError
-from ai_proving_ground.fixtures import FRAGMENT, find_fixture, load_fragment, search_roots
+from ai_proving_ground.fixtures import (
+    FRAGMENT,
+    find_fixture,
+    load_fragment,
+    record_value,
+    search_roots,
+)
 from ai_proving_ground.fsutil import atomic_write_text, safe_name
 from ai_proving_ground.schemas import schema_errors
 from ai_proving_ground.sites.base import (
@@ -54,8 +60,6 @@ from ai_proving_ground.sites.embedded.default_content import dump_document
 NAME_PATTERN = re.compile(r"^[a-z][a-z0-9_]*$")
 # Top-level keys Drupal's config export for recipes leaves out: they are site-specific.
 STRIPPED_CONFIG_KEYS = ("uuid", "_core")
-# Tried in order to find an item's main property; the whole item when none is present.
-MAIN_PROPERTIES = ("value", "target_uuid", "target_id", "uri", "alias")
 FACTS_MARKER = "# Machine-written by `apg fixture-export {name}` from here down; do not edit.\n"
 
 
@@ -102,22 +106,6 @@ class _Plan:
 
 
 # ---------------------------------------------------------------------------- helpers
-
-
-def record_value(items: Sequence[Mapping[str, Any]]) -> Any:
-    """A field's value in a facts record: the items' main property, one value or a list."""
-    values = [main_property(item) for item in items]
-    if not values:
-        return None
-    return values[0] if len(values) == 1 else values
-
-
-def main_property(item: Mapping[str, Any]) -> Any:
-    """``value``, else ``target_uuid``, ``target_id``, ``uri``, ``alias``; else the whole item."""
-    for prop in MAIN_PROPERTIES:
-        if prop in item:
-            return item[prop]
-    return dict(item)
 
 
 def check_name(name: str) -> str:

@@ -20,6 +20,26 @@ FRAGMENT = Path("manifest") / "fragment.yml"
 SET_KEY_FORMAT = "apg-set-v1"
 
 
+# Field item properties, in the order a facts record and the doctor read a field's value.
+MAIN_PROPERTIES = ("value", "target_uuid", "target_id", "uri", "alias")
+
+
+def main_property(item: dict[str, Any]) -> Any:
+    """``value``, else ``target_uuid``, ``target_id``, ``uri``, ``alias``; else the whole item."""
+    for prop in MAIN_PROPERTIES:
+        if prop in item:
+            return item[prop]
+    return dict(item)
+
+
+def record_value(items: list[dict[str, Any]]) -> Any:
+    """A field's value in a facts record: the items' main property, one value or a list."""
+    values = [main_property(item) for item in items]
+    if not values:
+        return None
+    return values[0] if len(values) == 1 else values
+
+
 @dataclass(frozen=True)
 class Fixture:
     """One resolved fixture and its validated manifest fragment."""
