@@ -7,6 +7,8 @@ an ``article`` content type (fields below) defined through the driver. ``site``,
 
 from __future__ import annotations
 
+import contextlib
+import io
 import shutil
 import textwrap
 from collections.abc import Callable, Sequence
@@ -15,7 +17,6 @@ from typing import Any, NamedTuple
 
 import pytest
 
-from ai_proving_ground.bed import init_bed
 from ai_proving_ground.sites.embedded.driver import EmbeddedSite
 from ai_proving_ground.yamlio import dumps
 
@@ -88,8 +89,13 @@ ARTICLE_CONFIG: dict[str, dict[str, Any]] = {
 @pytest.fixture(scope="session")
 def template_bed(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A bed made once per session by ``apg bed init``; tests get copies, never this one."""
+    from ai_proving_ground.cli.bed import main
+
     target = tmp_path_factory.mktemp("template") / "bed"
-    init_bed(target)
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        rc = main(["init", str(target)])
+    assert (rc, out.getvalue(), err.getvalue()) == (0, f"{target}\n", "")
     return target
 
 

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from ai_proving_ground.errors import ApgError
+from ai_proving_ground.faults import crashpoint
 
 
 def atomic_write_bytes(path: Path, data: bytes, mode: int | None = None) -> None:
@@ -24,6 +25,7 @@ def atomic_write_bytes(path: Path, data: bytes, mode: int | None = None) -> None
             os.fsync(handle.fileno())
         if mode is not None:
             os.chmod(tmp, mode)
+        crashpoint(f"atomic-write:{path.name}")  # written, not yet renamed into place
         os.replace(tmp, path)
     except BaseException:
         with contextlib.suppress(FileNotFoundError):
@@ -50,6 +52,7 @@ def atomic_target(path: Path) -> Iterator[Path]:
     tmp_path = Path(tmp)
     try:
         yield tmp_path
+        crashpoint(f"atomic-write:{path.name}")  # written, not yet renamed into place
         os.replace(tmp_path, path)
     finally:
         with contextlib.suppress(FileNotFoundError):

@@ -14,6 +14,7 @@ from pathlib import Path
 from ai_proving_ground.baselines import grader_tree, public_files, versions
 from ai_proving_ground.baselines.store import Baseline, baseline_dir
 from ai_proving_ground.baselines.tree import (
+    check_scope,
     require_repository,
     restore_from_tag,
     tag_commit,
@@ -45,6 +46,7 @@ def reset(approot: Path, names: list[str], driver: SiteDriver) -> ResetOutcome:
     with bed_lock(baseline.lock, "reset"):
         _require_baseline(approot, baseline, fixture_set)
         skip = _untracked_skips(approot, baseline)
+        check_scope(approot)
         snapshot = public_files.snapshot_paths(baseline.directory, fixture_set.key)
         recorded_files = _verify_files(snapshot)
         if recorded_files:

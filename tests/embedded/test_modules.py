@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shutil
 from collections.abc import Callable
 from pathlib import Path
 
@@ -199,8 +200,6 @@ def test_malformed_info_files_name_the_file(bed: Path, site: Site,
 
 def test_installed_module_gone_from_disk_is_still_listed(bed: Path, site: Site,
                                                         make_module: MakeModule) -> None:
-    import shutil
-
     module = make_module(bed, "fleeting", {"version": "3.0.0"})
     assert site(bed, "pm:install", "fleeting")[0] == 0
     shutil.rmtree(module)

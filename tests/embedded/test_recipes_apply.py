@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shutil
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -10,7 +11,7 @@ from typing import Any
 import pytest
 
 from ai_proving_ground.errors import ApgError
-from ai_proving_ground.sites.base import CountQuery, StateQuery
+from ai_proving_ground.sites.base import ContentSelector, CountQuery, StateQuery
 from ai_proving_ground.sites.embedded.driver import EmbeddedSite
 
 Site = Callable[..., tuple[int, str, str]]
@@ -366,8 +367,6 @@ def applied_out(result: tuple[int, str, str]) -> str:
 def test_serial_ids_depend_on_import_order_but_uuids_and_labels_do_not(
     template_content_bed: Path, tmp_path: Path, make_recipe: MakeRecipe
 ) -> None:
-    import shutil
-
     first = content_recipe(make_recipe, "first", {
         U_NEWS_1: node_doc(U_NEWS_1, "page", "Page one"),
         U_NEWS_2: node_doc(U_NEWS_2, "page", "Page two")})
@@ -443,8 +442,6 @@ def test_references_by_uuid_resolve_and_depends_orders_the_import(
     assert shown["values"]["field_category"] == [{"entity": U_TERM}]
     assert shown["values"]["field_see_also"] == [{"entity": U_INTRO}]
     # And export_content writes core's format, with depends for the references.
-    from ai_proving_ground.sites.base import ContentSelector
-
     exported = driver.export_content([ContentSelector("node", "doc", (U_GUIDE,))])
     assert exported == [{
         "_meta": {"version": "1.0", "entity_type": "node", "uuid": U_GUIDE, "bundle": "doc",

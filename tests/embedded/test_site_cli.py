@@ -7,8 +7,10 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import pytest
 import yaml
 
+from ai_proving_ground.errors import ApgError
 from ai_proving_ground.sites.base import EntityRecord, StateQuery
 from ai_proving_ground.sites.embedded.driver import EmbeddedSite
 
@@ -310,6 +312,50 @@ def test_config_import_refuses_broken_sync_and_keeps_active_config(content_bed: 
             "APG_CONFIG_SYNC_MISSING", "nowhere")
 
 
+def test_config_import_refuses_to_orphan_content(content_bed: Path, site: Site) -> None:
+    driver = EmbeddedSite(content_bed)
+    ok(site(content_bed, "config:set", "taxonomy.vocabulary.tags", "?", "{vid: tags}",
+            "--input-format=yaml"))
+    ok(site(content_bed, "entity:create", "taxonomy_term", "tags", "--set", "name=T"))
+    ok(site(content_bed, "entity:create", "node", "article", "--set", "title=A", "--set",
+            "field_topic=kb"))
+    sync = content_bed / "config" / "sync"
+    ok(site(content_bed, "config:export"))
+    before = driver.all_config()
+
+    def without_module(module: str) -> None:
+        path = sync / "core.extension.yml"
+        extension = yaml.safe_load(path.read_text(encoding="utf-8"))
+        del extension["module"][module]
+        path.write_text(yaml.safe_dump(extension), encoding="utf-8")
+
+    # A bundle that content uses.
+    (sync / "node.type.article.yml").unlink()
+    for name in ("rank", "topic", "tags", "related"):
+        (sync / f"field.field.node.article.field_{name}.yml").unlink()
+    refused(site(content_bed, "config:import"), "APG_CONFIG_IN_USE",
+            "node entities of bundle article exist; delete them before node.type.article")
+    assert driver.all_config() == before
+
+    # A module whose entities exist.
+    ok(site(content_bed, "config:export"))
+    without_module("taxonomy")
+    (sync / "taxonomy.vocabulary.tags.yml").unlink()
+    refused(site(content_bed, "config:import"), "APG_CONFIG_IN_USE", "taxonomy_term")
+    (sync / "taxonomy.vocabulary.tags.yml").write_text(
+        yaml.safe_dump(before["taxonomy.vocabulary.tags"]), encoding="utf-8")
+    refused(site(content_bed, "config:import"), "APG_MODULE_HAS_CONTENT",
+            "module taxonomy provides taxonomy_term entities")
+    assert driver.all_config() == before
+
+    # A module whose field type a field storage still uses.
+    ok(site(content_bed, "config:export"))
+    without_module("options")
+    refused(site(content_bed, "config:import"), "APG_MODULE_IN_USE",
+            "field type list_string, used by field.storage.node.field_topic")
+    assert driver.all_config() == before
+
+
 # ---------------------------------------------------------------------------- 8. database
 
 
@@ -342,12 +388,10 @@ def test_dump_mutate_restore_gives_back_config_and_entities(content_bed: Path, s
     bogus = content_bed.parent / "bogus.sqlite"
     bogus.write_bytes(b"not a database at all" * 100)
     for path, token in ((bogus, "APG_DUMP_INVALID"), (content_bed / "none", "APG_DUMP_MISSING")):
-        try:
+        with pytest.raises(ApgError) as info:
             driver.restore_database(path)
-        except Exception as exc:  # ApgError
-            assert str(exc).startswith(token), exc
-        else:
-            raise AssertionError(f"restore of {path} did not fail")
+        assert info.value.token == token
+        assert str(path) in info.value.message
     assert driver.entities([again["uuid"]])[again["uuid"]] is not None
 
 

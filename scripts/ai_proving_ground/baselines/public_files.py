@@ -23,6 +23,7 @@ from pathlib import Path, PurePosixPath
 from typing import IO, Any, NoReturn
 
 from ai_proving_ground.errors import ApgError
+from ai_proving_ground.faults import crashpoint
 from ai_proving_ground.fsutil import atomic_target, atomic_write_bytes, atomic_write_json, safe_name
 
 REGENERABLE = ("css", "js", "php", "styles")
@@ -267,8 +268,10 @@ def restore(public_dir: Path, approot: Path, snapshot: FilesSnapshot) -> list[st
         dest.mkdir(parents=True, exist_ok=True)
         # Extract beside the live files first: any refusal or failure happens before deletion.
         staging = _stage(tar, members, dest)
+    crashpoint("reset.files.staged")
     try:
         _clear(dest, keep={*REGENERABLE, staging.name})
+        crashpoint("reset.files.cleared")  # live files gone, the snapshot still in staging
         _promote(staging, dest)
     finally:
         if staging.is_dir() and not staging.is_symlink():
@@ -458,6 +461,7 @@ def _clear(dest: Path, keep: set[str]) -> None:
 def _promote(staging: Path, dest: Path) -> None:
     for name in sorted(os.listdir(staging)):
         os.rename(staging / name, dest / name)
+        crashpoint("reset.files.promoting")  # fires after the first entry is moved into place
 
 
 # --- compare ------------------------------------------------------------------------------------

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-import io
 import os
 import shutil
-import tarfile
-from pathlib import Path
+import stat
+import tempfile
+from pathlib import Path, PurePosixPath
 
 from ai_proving_ground.errors import ApgError
 from ai_proving_ground.faults import crashpoint
@@ -21,7 +21,11 @@ def require_repository(approot: Path) -> None:
 
 
 def _files_on_disk(approot: Path, relative: str) -> list[str]:
+    """Files and symlinks under a tracked path. A path that is itself a symlink or a file is
+    listed as one entry and never walked: restore must not follow it out of the bed."""
     root = approot / relative
+    if root.is_symlink() or (os.path.lexists(root) and not root.is_dir()):
+        return [relative]
     if not root.is_dir():
         return []
     found = []
@@ -36,9 +40,11 @@ def _files_on_disk(approot: Path, relative: str) -> list[str]:
 
 
 def _tracked(approot: Path, relative: str, ref: str | None) -> list[str]:
-    args = ["ls-tree", "-r", "--name-only", ref, "--", relative] if ref else \
-        ["ls-files", "--", relative]
-    return [line for line in git_text(approot, args).splitlines() if line]
+    # -z: names verbatim (no C-quoting of non-ASCII), so they compare equal to names on disk.
+    args = ["ls-tree", "-r", "-z", "--name-only", ref, "--", relative] if ref else \
+        ["ls-files", "-z", "--", relative]
+    return [name.decode("utf-8", "surrogateescape")
+            for name in git(approot, args).stdout.split(b"\0") if name]
 
 
 def untracked_paths(approot: Path, ref: str | None = None) -> list[str]:
@@ -74,50 +80,114 @@ def create_tag(approot: Path, tag: str) -> str:
     return commit
 
 
+def check_scope(approot: Path) -> None:
+    """Refuse, before anything changes, when a directory above a tracked path is a symlink or a
+    file: restoring through it would write (and delete) outside the bed."""
+    for relative in TRACKED_PATHS:
+        parts = PurePosixPath(relative).parts
+        for depth in range(1, len(parts)):
+            step = approot.joinpath(*parts[:depth])
+            if step.is_symlink() or (os.path.lexists(step) and not step.is_dir()):
+                raise ApgError("APG_RESET_TREE_UNSAFE", f"{step} is a symlink or not a directory; "
+                               f"restoring {relative} through it would write outside the bed. "
+                               "Make it a real directory again, then reset")
+
+
 def restore_from_tag(approot: Path, tag: str, skip: frozenset[str] = frozenset()) -> list[str]:
-    """Make every tracked path byte-identical to ``tag``: rewrite its files, remove the rest."""
+    """Make every tracked path byte-identical to ``tag``: rewrite its files, remove the rest.
+
+    Contents are read as raw blobs (``git cat-file``), never through ``git archive``: archive
+    applies attributes (export-ignore, export-subst) and smudge filters, which a bed's
+    ``.git/info/attributes`` or config could use to restore something else, or to run commands.
+    """
+    check_scope(approot)
     paths = [p for p in TRACKED_PATHS if p not in skip]
-    in_tag = set()
-    for relative in paths:
-        in_tag.update(_tracked(approot, relative, tag))
-    present = [p for p in paths if _tracked(approot, p, tag)]
-    if present:
-        archive = git(approot, ["archive", "--format=tar", tag, "--", *present]).stdout
-        _extract(approot, archive)
+    entries = _tag_entries(approot, tag, paths) if paths else []
+    blobs = _read_blobs(approot, sorted({sha for _mode, sha, _name in entries}))
+    for mode, sha, name in entries:
+        _write_entry(approot, name, mode, blobs[sha])
     crashpoint("reset.tree.extracted")
+    in_tag = {name for _mode, _sha, name in entries}
     removed = []
     for relative in paths:
         for file in _files_on_disk(approot, relative):
             if file not in in_tag:
                 _remove(approot / file)
                 removed.append(file)
+                crashpoint("reset.tree.removing")  # fires after the first removal
         _prune_empty_dirs(approot / relative)
     return removed
 
 
-def _extract(approot: Path, archive: bytes) -> None:
-    with tarfile.open(fileobj=io.BytesIO(archive)) as tar:
-        for member in tar.getmembers():
-            target = approot / member.name
-            if member.isdir():
-                target.mkdir(parents=True, exist_ok=True)
-                continue
-            if target.is_symlink() or target.is_dir():
-                _remove(target)
-            target.parent.mkdir(parents=True, exist_ok=True)
-            if member.issym():
-                if target.exists() or target.is_symlink():
-                    target.unlink()
-                os.symlink(member.linkname, target)
-                continue
-            source = tar.extractfile(member)
-            assert source is not None
-            data = source.read()
-            if not target.is_file() or target.read_bytes() != data:
-                tmp = target.with_name(f".{target.name}.apg-restore")
-                tmp.write_bytes(data)
-                os.replace(tmp, target)
-            os.chmod(target, 0o755 if member.mode & 0o111 else 0o644)
+def _tag_entries(approot: Path, tag: str, paths: list[str]) -> list[tuple[str, str, str]]:
+    """(mode, blob sha, path) for every file and symlink of ``tag`` under ``paths``."""
+    out = git(approot, ["ls-tree", "-r", "-z", tag, "--", *paths]).stdout
+    entries = []
+    for record in out.split(b"\0"):
+        if not record:
+            continue
+        meta, _tab, name = record.partition(b"\t")
+        mode, kind, sha = meta.decode().split()
+        if kind == "blob":  # a submodule (commit) has no content to restore
+            entries.append((mode, sha, name.decode("utf-8", "surrogateescape")))
+    return entries
+
+
+def _read_blobs(approot: Path, shas: list[str]) -> dict[str, bytes]:
+    if not shas:
+        return {}
+    out = git(approot, ["cat-file", "--batch"], input_bytes="".join(f"{s}\n" for s in shas)
+              .encode()).stdout
+    blobs: dict[str, bytes] = {}
+    offset = 0
+    for sha in shas:
+        header_end = out.index(b"\n", offset)
+        found, kind, size = out[offset:header_end].decode().split()
+        if found != sha or kind != "blob":
+            raise ApgError("APG_GIT_FAILED", f"git cat-file answered {found} {kind} for {sha}")
+        start = header_end + 1
+        blobs[sha] = out[start:start + int(size)]
+        offset = start + int(size) + 1
+    return blobs
+
+
+def _real_dirs(approot: Path, relative: PurePosixPath) -> None:
+    """Make each directory of ``relative`` a real directory: a symlink or file there is removed."""
+    current = approot
+    for part in relative.parts:
+        current = current / part
+        if current.is_symlink() or (os.path.lexists(current) and not current.is_dir()):
+            _remove(current)
+        if not current.is_dir():
+            current.mkdir()
+
+
+def _write_entry(approot: Path, name: str, mode: str, data: bytes) -> None:
+    relative = PurePosixPath(name)
+    _real_dirs(approot, relative.parent)
+    target = approot / name
+    if mode == "120000":
+        link = data.decode("utf-8", "surrogateescape")
+        if target.is_symlink() and os.readlink(target) == link:
+            return
+        if os.path.lexists(target):
+            _remove(target)
+        os.symlink(link, target)
+        return
+    if target.is_symlink() or (os.path.lexists(target) and not target.is_file()):
+        _remove(target)
+    if not target.is_file() or target.read_bytes() != data:
+        # A fresh, exclusively created temporary: a name planted in advance is never followed.
+        fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".apg-restore",
+                                   dir=target.parent)
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
+        crashpoint("reset.tree.staged")  # fires at the first changed file, before its rename
+        os.replace(tmp, target)
+        crashpoint("reset.tree.extracting")  # fires after the first changed file is in place
+    wanted = 0o755 if mode == "100755" else 0o644
+    if stat.S_IMODE(target.stat().st_mode) != wanted:
+        os.chmod(target, wanted)
 
 
 def _remove(path: Path) -> None:

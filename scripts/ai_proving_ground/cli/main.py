@@ -19,6 +19,8 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "manifest-union": ("manifest_union", "print the unioned manifest of a fixture set"),
     "provision": ("provision", "apply recipes and fixtures, capture the baseline"),
     "reset": ("reset", "restore the baseline and check the bed is fit to grade"),
+    "grade": ("grade", "grade a task on live state; print an every_eval_ever envelope"),
+    "results": ("results", "list the stored grade envelopes"),
 }
 
 

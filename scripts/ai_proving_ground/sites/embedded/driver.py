@@ -103,7 +103,11 @@ class EmbeddedSite(SiteDriver):
         return answer
 
     def enabled_modules(self, store: Store) -> set[str]:
-        extension = store.config_get(EXTENSION_CONFIG) or {}
+        return self._enabled_in({EXTENSION_CONFIG: store.config_get(EXTENSION_CONFIG)})
+
+    @staticmethod
+    def _enabled_in(config: Mapping[str, Any]) -> set[str]:
+        extension = config.get(EXTENSION_CONFIG) or {}
         return set(extension.get("module") or {})
 
     def _module_states(self, store: Store) -> dict[str, ModuleState]:
@@ -310,13 +314,7 @@ class EmbeddedSite(SiteDriver):
         store.config_delete(name)
 
     def _refuse_if_in_use(self, store: Store, name: str) -> None:
-        for definition in content_model.ENTITY_TYPES.values():
-            prefix = definition.bundle_prefix
-            if prefix and name.startswith(prefix):
-                bundle = name[len(prefix):]
-                if store.entity_count(definition.id, bundle):
-                    raise ApgError("APG_CONFIG_IN_USE", f"{definition.id} entities of bundle "
-                                   f"{bundle} exist; delete them before {name}")
+        self._refuse_if_bundle_in_use(store, name)
         if name.startswith("field.storage."):
             _, _, entity_type, field_name = name.split(".", 3)
             users = [n for n in store.config_names(f"field.field.{entity_type}.")
@@ -324,6 +322,15 @@ class EmbeddedSite(SiteDriver):
             if users:
                 raise ApgError("APG_CONFIG_IN_USE", f"{name} is used by {', '.join(users)}; "
                                "delete those first")
+
+    def _refuse_if_bundle_in_use(self, store: Store, name: str) -> None:
+        for definition in content_model.ENTITY_TYPES.values():
+            prefix = definition.bundle_prefix
+            if prefix and name.startswith(prefix):
+                bundle = name[len(prefix):]
+                if store.entity_count(definition.id, bundle):
+                    raise ApgError("APG_CONFIG_IN_USE", f"{definition.id} entities of bundle "
+                                   f"{bundle} exist; delete them before {name}")
 
     def config_import(self, objects: Mapping[str, Any]) -> dict[str, list[str]]:
         """Make active config equal ``objects`` (``drush config:import``), all or nothing."""
@@ -337,7 +344,14 @@ class EmbeddedSite(SiteDriver):
                                + ", ".join(missing))
             staged = dict(objects)
             staged[EXTENSION_CONFIG] = extension
+            # Drupal refuses an import that uninstalls a module whose content or field types
+            # are still in use; deleting a bundle that content uses is refused like cdel.
+            for name in sorted(set(current) - set(staged)):
+                self._refuse_if_bundle_in_use(store, name)
             store.config_replace_all(staged)
+            for module in sorted(self._enabled_in(current) - wanted_modules):
+                self._refuse_if_content(store, module)
+                self._refuse_if_field_type_used(store, module)
             for name, data in sorted(staged.items()):
                 if name != EXTENSION_CONFIG:
                     config_rules.validate(name, data, store, wanted_modules)
@@ -546,9 +560,9 @@ def export_values(record: EntityRecord) -> dict[str, list[dict[str, Any]]]:
 
 def _depends_on(name: str, data: Any, module: str, config_names: set[str]) -> bool:
     """Whether config ``name`` depends on ``module`` or on one of ``config_names``."""
-    deps = data.get("dependencies") if isinstance(data, dict) else None
-    deps = deps if isinstance(deps, dict) else {}
-    enforced = deps.get("enforced") if isinstance(deps.get("enforced"), dict) else {}
+    declared = data.get("dependencies") if isinstance(data, dict) else None
+    deps: dict[str, Any] = declared if isinstance(declared, dict) else {}
+    enforced: dict[str, Any] = deps["enforced"] if isinstance(deps.get("enforced"), dict) else {}
     modules_needed = [*(deps.get("module") or []), *(enforced.get("module") or [])]
     config_needed = config_rules.dependencies(name, data) | set(enforced.get("config") or [])
     return module in modules_needed or bool(config_needed & config_names)

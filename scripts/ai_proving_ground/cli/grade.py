@@ -1,0 +1,52 @@
+"""``apg grade <task-id> [dataset] [model-id] [--run=<run-id>]``: grade one task on live state.
+
+Prints one every_eval_ever 0.2.2 envelope on stdout, then saves it as grade.json in the run
+directory (with --run) and stores it in the results store (AI_PG_NO_IMPORT=1 skips storing).
+Exit codes: 0 a verdict was emitted, pass or fail; 3 the task has no checks (APG_GRADE_SKIP);
+1 no grade (APG_GRADE_RUN_INVALID, a site failure); 2 usage (bad arguments, unknown task or
+dataset). APG_GRADE_NOT_SAVED and APG_GRADE_NOT_STORED never change the exit code.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Sequence
+
+from ai_proving_ground.approot import driver_name_for, resolve_approot
+from ai_proving_ground.cli.common import ArgumentParser, add_approot, run
+from ai_proving_ground.sites.base import get_driver
+from ai_proving_ground.tasks.grade import GradeRequest, after_emit, check_envelope, grade
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = ArgumentParser(prog="apg grade", description=__doc__,
+                            formatter_class=argparse.RawDescriptionHelpFormatter)
+    add_approot(parser)
+    parser.add_argument("task_id")
+    parser.add_argument("dataset", nargs="?", help="dataset name or path (else --dataset, "
+                        "AI_PG_DATASET, the shipped build_tasks)")
+    parser.add_argument("model", nargs="?", help="model id that acted, e.g. anthropic/claude-x")
+    parser.add_argument("--dataset", dest="dataset_option")
+    parser.add_argument("--model", dest="model_option")
+    parser.add_argument("--run", dest="run_id", help="grade a recorded attempt")
+    args = parser.parse_args(argv)
+
+    def act() -> int:
+        approot = resolve_approot(args.approot)
+        request = GradeRequest(approot=approot, task_id=args.task_id,
+                               dataset=args.dataset or args.dataset_option,
+                               model=args.model or args.model_option, run_id=args.run_id)
+        envelope = grade(request, get_driver(driver_name_for(approot), approot))
+        check_envelope(envelope)
+        sys.stdout.write(json.dumps(envelope, indent=2) + "\n")
+        sys.stdout.flush()
+        after_emit(request, envelope)
+        return 0
+
+    return run(act)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,1 @@
+"""Tasks: datasets, the state checks that grade them, runs and grades."""

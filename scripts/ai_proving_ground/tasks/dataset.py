@@ -1,0 +1,127 @@
+"""Datasets: YAML files of tasks, resolved and hashed the same way by run and grade.
+
+``task_sha256`` is the SHA-256 of the task's canonical JSON: the task mapping as parsed from the
+dataset file, keys sorted at every depth, list order kept, compact separators (``,`` and ``:``),
+non-ASCII kept as UTF-8. ``dataset_sha256`` is the SHA-256 of the file's bytes.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ai_proving_ground.errors import ApgError
+from ai_proving_ground.paths import project_dir
+from ai_proving_ground.schemas import validate_document
+from ai_proving_ground.yamlio import load_document
+
+DEFAULT_DATASET = "build_tasks"
+
+
+@dataclass(frozen=True)
+class Task:
+    """One task as the dataset defines it."""
+
+    id: str
+    data: dict[str, Any]
+
+    @property
+    def prompt(self) -> str:
+        return str(self.data["prompt"])
+
+    @property
+    def fixtures(self) -> list[str]:
+        return list(self.data["fixtures"])
+
+    @property
+    def checks(self) -> list[dict[str, Any]]:
+        return list(self.data.get("checks") or [])
+
+    @property
+    def reference_steps(self) -> list[list[str]]:
+        solution = self.data.get("reference_solution") or {}
+        return [list(step) for step in solution.get("steps") or []]
+
+    @property
+    def hidden_verifier(self) -> dict[str, Any] | None:
+        verifier = self.data.get("hidden_verifier")
+        return dict(verifier) if verifier else None
+
+    @property
+    def sha256(self) -> str:
+        return hashlib.sha256(canonical_json(self.data).encode("utf-8")).hexdigest()
+
+
+@dataclass(frozen=True)
+class Dataset:
+    """A loaded dataset file and its tasks."""
+
+    path: Path
+    name: str
+    version: int
+    sha256: str
+    tasks: tuple[Task, ...]
+
+    def task(self, task_id: str) -> Task:
+        for task in self.tasks:
+            if task.id == task_id:
+                return task
+        known = ", ".join(t.id for t in self.tasks)
+        raise ApgError("APG_TASK_UNKNOWN", f"dataset {self.name} ({self.path}) has no task "
+                       f"{task_id!r}; its tasks: {known}", exit_code=2)
+
+    def display_path(self, approot: Path) -> str:
+        """Relative to the app root when inside it, otherwise absolute."""
+        try:
+            return self.path.resolve().relative_to(approot.resolve()).as_posix()
+        except ValueError:
+            return str(self.path.resolve())
+
+
+def canonical_json(value: Any) -> str:
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+
+
+def resolve_dataset_path(reference: str | None, approot: Path) -> Path:
+    """``--dataset``, then ``AI_PG_DATASET``, then the shipped datasets/ (a name or a path)."""
+    chosen = reference or os.environ.get("AI_PG_DATASET") or DEFAULT_DATASET
+    as_path = Path(chosen).expanduser()
+    candidates = [as_path if as_path.is_absolute() else approot / as_path, Path.cwd() / as_path]
+    if as_path.suffix not in {".yml", ".yaml"}:
+        candidates = [project_dir("datasets") / f"{chosen}.yml"]
+    for candidate in candidates:
+        if candidate.is_file():
+            return candidate.resolve()
+    raise ApgError("APG_DATASET_NOT_FOUND", f"dataset {chosen!r} not found (looked at "
+                   f"{', '.join(str(c) for c in candidates)}); pass --dataset PATH.yml or a name "
+                   "from datasets/", exit_code=2)
+
+
+def load_dataset(path: Path) -> Dataset:
+    """Parse and validate a dataset; errors carry file:line:col: $.path."""
+    doc = load_document(path, token="APG_DATASET_INVALID")
+    validate_document(doc, "dataset", token="APG_DATASET_INVALID")
+    data = doc.data
+    seen: dict[str, int] = {}
+    for index, task in enumerate(data["tasks"]):
+        if task["id"] in seen:
+            raise ApgError("APG_DATASET_INVALID", f"{doc.where(['tasks', index, 'id'])}: task id "
+                           f"{task['id']!r} repeats tasks[{seen[task['id']]}]")
+        seen[task["id"]] = index
+    return Dataset(
+        path=path,
+        name=str(data["dataset"]),
+        version=int(data["version"]),
+        sha256=hashlib.sha256(path.read_bytes()).hexdigest(),
+        tasks=tuple(Task(id=str(t["id"]), data=t) for t in data["tasks"]),
+    )
+
+
+def resolve_task(task_id: str, reference: str | None, approot: Path) -> tuple[Dataset, Task]:
+    """The one loader run and grade share."""
+    dataset = load_dataset(resolve_dataset_path(reference, approot))
+    return dataset, dataset.task(task_id)

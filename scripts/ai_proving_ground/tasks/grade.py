@@ -1,0 +1,223 @@
+"""Grading: evaluate a task's checks against live state and build the every_eval_ever envelope.
+
+The envelope is printed first; saving grade.json and storing the envelope come after and can
+never change the verdict or the exit code (their failures are reported on stderr only).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import secrets
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ai_proving_ground import __version__
+from ai_proving_ground.baselines import grader_tree
+from ai_proving_ground.baselines.store import baseline_dir
+from ai_proving_ground.errors import ApgError
+from ai_proving_ground.fixtures import load_set
+from ai_proving_ground.fsutil import atomic_write_json
+from ai_proving_ground.report import say
+from ai_proving_ground.schemas import schema_errors
+from ai_proving_ground.sites.base import SiteDriver
+from ai_proving_ground.tasks import checks as checks_module
+from ai_proving_ground.tasks import results
+from ai_proving_ground.tasks.checks import CheckResult, run_checks
+from ai_proving_ground.tasks.dataset import Dataset, Task, resolve_task
+
+RUN_ID = re.compile(r"^apg-run-[0-9]{8}T[0-9]{6}Z-[0-9a-f]{6}$")
+SKIP_EXIT = 3
+
+
+@dataclass(frozen=True)
+class GradeRequest:
+    approot: Path
+    task_id: str
+    dataset: str | None = None
+    model: str | None = None
+    run_id: str | None = None
+
+
+def _run_invalid(reason: str) -> ApgError:
+    return ApgError("APG_GRADE_RUN_INVALID", reason)
+
+
+def load_run(approot: Path, run_id: str, task_id: str, model: str | None) -> dict[str, Any]:
+    """The recorded run, checked against what is being graded."""
+    if not RUN_ID.match(run_id):
+        raise _run_invalid(f"{run_id!r} is not a run id (apg-run-YYYYmmddTHHMMSSZ-xxxxxx)")
+    path = baseline_dir(approot) / "runs" / run_id / "run.json"
+    try:
+        record: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise _run_invalid(f"{path} does not exist") from None
+    except (OSError, ValueError) as exc:
+        raise _run_invalid(f"{path} is unreadable: {exc}") from None
+    if not isinstance(record, dict) or record.get("run_id") != run_id:
+        raise _run_invalid(f"{path} does not record run {run_id}")
+    if record.get("task_id") != task_id:
+        raise _run_invalid(f"run {run_id} attempted task {record.get('task_id')!r}, not {task_id!r}")
+    recorded = record.get("model")
+    if model and recorded and model != recorded:
+        raise _run_invalid(f"model {model!r} conflicts with the run's recorded model {recorded!r}")
+    return record
+
+
+def grade(request: GradeRequest, driver: SiteDriver) -> dict[str, Any]:
+    """The envelope for one graded attempt; a task without checks raises APG_GRADE_SKIP."""
+    run = (load_run(request.approot, request.run_id, request.task_id, request.model)
+           if request.run_id else None)
+    model = request.model or (run or {}).get("model") or None
+    dataset, task = resolve_task(request.task_id, request.dataset, request.approot)
+    if not task.checks:
+        raise ApgError("APG_GRADE_SKIP", f"task {task.id} has no checks; nothing was graded",
+                       exit_code=SKIP_EXIT)
+    outcome = run_checks(task.checks, driver, request.approot)
+    return build_envelope(request, dataset, task, outcome, model, run)
+
+
+def _dataset_provenance(request: GradeRequest, dataset: Dataset, task: Task) -> dict[str, str]:
+    try:
+        return {"dataset_path": dataset.display_path(request.approot),
+                "dataset_sha256": dataset.sha256, "task_sha256": task.sha256}
+    except (OSError, ValueError, ApgError) as exc:
+        say("APG_GRADE_DATASET_UNRESOLVED", str(exc))
+        return {"dataset_provenance": f"unresolved: {exc}"}
+
+
+def _grader_provenance(request: GradeRequest, task: Task) -> dict[str, str]:
+    details = {"hash_algorithm": "sha256"}
+    class_file = Path(checks_module.__file__)
+    try:
+        details["grader_class_file"] = _display(class_file, request.approot)
+        details["grader_class_sha256"] = grader_tree.sha256_file(class_file)
+    except OSError as exc:
+        say("APG_GRADE_GRADER_UNRESOLVED", f"grader class file: {exc}")
+        details["grader_class"] = f"unresolved: {exc}"
+    try:
+        fixture_set = load_set(task.fixtures, request.approot)
+        files = grader_tree.fingerprint(request.approot, fixture_set)
+        details["grader_tree_sha256"] = grader_tree.tree_sha256(files)
+    except (OSError, ApgError) as exc:
+        say("APG_GRADE_GRADER_UNRESOLVED", f"grader tree: {exc}")
+        details["grader_tree"] = f"unresolved: {exc}"
+    return details
+
+
+def _display(path: Path, approot: Path) -> str:
+    try:
+        return path.resolve().relative_to(approot.resolve()).as_posix()
+    except ValueError:
+        return str(path.resolve())
+
+
+def _model_info(model: str | None) -> dict[str, Any]:
+    model_id = model or "unknown/unknown"
+    developer, _, name = model_id.rpartition("/")
+    info: dict[str, Any] = {"name": name or model_id, "id": model_id}
+    if developer:
+        info["developer"] = developer.split("/")[0]
+        info["inference_platform"] = info["developer"]
+    info["additional_details"] = {"deployment_type": "externally_managed",
+                                  "model_availability": "unknown" if not model else "recorded"}
+    return info
+
+
+def _epoch(iso_or_none: Any) -> str | None:
+    if not isinstance(iso_or_none, str):
+        return None
+    try:
+        return str(int(time.mktime(time.strptime(iso_or_none[:19], "%Y-%m-%dT%H:%M:%S"))
+                       - time.timezone))
+    except ValueError:
+        return None
+
+
+def build_envelope(request: GradeRequest, dataset: Dataset, task: Task,
+                   outcome: list[CheckResult], model: str | None,
+                   run: dict[str, Any] | None) -> dict[str, Any]:
+    now = time.time()
+    passed = all(r.passed for r in outcome)
+    model_id = model or "unknown/unknown"
+    suffix = request.run_id or f"{int(now)}-{secrets.token_hex(4)}"
+    evaluated_at = _epoch((run or {}).get("finished_at")) or str(int(now))
+    source_details = _dataset_provenance(request, dataset, task)
+    if request.run_id:
+        source_details["apg_run_id"] = request.run_id
+    failed = [r.id for r in outcome if not r.passed]
+    name = f"{dataset.name}.{task.id}"
+    return {
+        "schema_version": "0.2.2",
+        "evaluation_id": f"{dataset.name}/{task.id}/{model_id}/{suffix}",
+        "evaluation_timestamp": evaluated_at,
+        "retrieved_timestamp": f"{now:.6f}",
+        "source_metadata": {
+            "source_name": "apg",
+            "source_type": "evaluation_run",
+            "source_organization_name": os.environ.get("AI_PG_ORGANIZATION", "ai_proving_ground"),
+            "evaluator_relationship": "third_party",
+            "additional_details": source_details,
+        },
+        "model_info": _model_info(model),
+        "eval_library": {"name": "apg", "version": __version__,
+                         "additional_details": _grader_provenance(request, task)},
+        "evaluation_results": [{
+            "evaluation_result_id": f"{name}.pass",
+            "evaluation_name": name,
+            "source_data": {"source_type": "other", "dataset_name": dataset.name,
+                            "additional_details": {"task_id": task.id,
+                                                   "dataset_version": str(dataset.version)}},
+            "evaluation_timestamp": evaluated_at,
+            "metric_config": {
+                "evaluation_description": f"State-based grader: checks the live site after one "
+                                          f"attempt at task {task.id}; 1 = every check passed.",
+                "metric_id": "pass_at_k", "metric_name": "pass@1", "metric_kind": "pass_rate",
+                "metric_unit": "proportion", "metric_parameters": {"k": 1},
+                "lower_is_better": False, "score_type": "binary", "min_score": 0, "max_score": 1,
+                "additional_details": {"grader_type": "state_based"},
+            },
+            "score_details": {
+                "score": 1.0 if passed else 0.0,
+                "details": {
+                    "verdict": "pass" if passed else "fail",
+                    "attempt_index": "1",
+                    "checks_passed": f"{len(outcome) - len(failed)}/{len(outcome)}",
+                    "failed_checks": ", ".join(failed),
+                    "checks": json.dumps([r.as_json() for r in outcome], sort_keys=True),
+                },
+                "uncertainty": {"num_samples": 1},
+            },
+        }],
+    }
+
+
+def check_envelope(envelope: dict[str, Any]) -> None:
+    """Our own output must meet our own schema; anything else is a bug, not a verdict."""
+    errors = schema_errors(envelope, "envelope")
+    if errors:
+        details = "; ".join(f"{list(e.absolute_path)}: {e.message}" for e in errors[:5])
+        raise ApgError("APG_GRADE_ENVELOPE_INVALID", f"the envelope breaks its schema: {details}")
+
+
+def after_emit(request: GradeRequest, envelope: dict[str, Any]) -> None:
+    """Save grade.json and store the envelope; report failures, never raise."""
+    if request.run_id:
+        try:
+            path = baseline_dir(request.approot) / "runs" / request.run_id / "grade.json"
+            atomic_write_json(path, envelope)
+        except Exception as exc:  # a save problem must never turn a verdict into a failure
+            say("APG_GRADE_NOT_SAVED", str(exc))
+    if os.environ.get("AI_PG_NO_IMPORT") == "1":
+        return
+    try:
+        state = results.store(request.approot, envelope)
+        print(f"stored: {state}", file=sys.stderr)
+    except ApgError as exc:
+        say("APG_GRADE_NOT_STORED", exc.message)
+    except Exception as exc:  # storage failures are reported, never fatal
+        say("APG_GRADE_NOT_STORED", f"{type(exc).__name__}: {exc}")

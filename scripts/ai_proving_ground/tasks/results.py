@@ -1,0 +1,67 @@
+"""The results store: every emitted envelope, kept under the baseline directory (reset keeps it).
+
+Keyed by evaluation ID. Storing an identical measurement again is a no-op ("already stored");
+a different measurement under the same ID is a conflict and is not stored.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+from typing import Any
+
+from ai_proving_ground.baselines.store import baseline_dir
+from ai_proving_ground.errors import ApgError
+from ai_proving_ground.fsutil import atomic_write_json
+
+# Set when the record is written, so two identical measurements may differ in it.
+_VOLATILE = ("retrieved_timestamp",)
+
+
+def results_dir(approot: Path) -> Path:
+    return baseline_dir(approot) / "results"
+
+
+def _path(approot: Path, evaluation_id: str) -> Path:
+    return results_dir(approot) / f"{hashlib.sha256(evaluation_id.encode()).hexdigest()[:32]}.json"
+
+
+def _measurement(envelope: dict[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in envelope.items() if k not in _VOLATILE}
+
+
+def store(approot: Path, envelope: dict[str, Any]) -> str:
+    """Store ``envelope``; returns "stored" or "already stored"; a conflict raises."""
+    path = _path(approot, envelope["evaluation_id"])
+    if path.is_file():
+        existing = json.loads(path.read_text(encoding="utf-8"))
+        if _measurement(existing) == _measurement(envelope):
+            return "already stored"
+        raise ApgError("APG_GRADE_NOT_STORED", f"conflict: {envelope['evaluation_id']} is "
+                       f"already stored with a different measurement ({path})")
+    atomic_write_json(path, envelope)
+    return "stored"
+
+
+def list_results(approot: Path) -> list[dict[str, Any]]:
+    """One summary row per stored envelope, oldest first."""
+    rows = []
+    directory = results_dir(approot)
+    for path in sorted(directory.glob("*.json")) if directory.is_dir() else []:
+        try:
+            envelope = json.loads(path.read_text(encoding="utf-8"))
+            result = envelope["evaluation_results"][0]
+            rows.append({
+                "evaluation_id": envelope["evaluation_id"],
+                "task": result["source_data"]["additional_details"]["task_id"],
+                "model": envelope["model_info"]["id"],
+                "score": result["score_details"]["score"],
+                "verdict": result["score_details"]["details"]["verdict"],
+                "run": envelope["source_metadata"]["additional_details"].get("apg_run_id", ""),
+                "retrieved": envelope["retrieved_timestamp"],
+                "file": str(path),
+            })
+        except (OSError, ValueError, KeyError, IndexError, TypeError) as exc:
+            rows.append({"evaluation_id": "", "file": str(path), "error": f"unreadable: {exc}"})
+    return sorted(rows, key=lambda r: str(r.get("retrieved", "")))
