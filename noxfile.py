@@ -71,3 +71,27 @@ def doctor(session: nox.Session) -> None:
 def fixture_export(session: nox.Session) -> None:
     """Export a fixture's config, content and facts from a live source site."""
     _apg(session, "fixture-export")
+
+
+@nox.session(python=PYTHON, default=False)
+def escrow(session: nox.Session) -> None:
+    """Save a set's baseline, tag bundle and the verifier outside the project."""
+    _apg(session, "escrow")
+
+
+@nox.session(python=PYTHON, default=False)
+def verify(session: nox.Session) -> None:
+    """Check a bed against its escrow with the escrowed stdlib-only verifier."""
+    _apg(session, "verify")
+
+
+@nox.session(python=PYTHON, default=False)
+def run(session: nox.Session) -> None:
+    """Hand a task to an agent adapter and record the attempt (never grades)."""
+    _apg(session, "run")
+
+
+@nox.session(python=PYTHON, default=False)
+def grade(session: nox.Session) -> None:
+    """Grade a task on a bed's live state and print its every_eval_ever envelope."""
+    _apg(session, "grade")

@@ -1,4 +1,5 @@
-"""The main job end to end on a fresh machine: an embedded bed, provisioned and checked.
+"""The main job end to end: an embedded bed provisioned and checked, then one task attempted by
+the oracle (the ceiling, scores 1) and by nop (the floor, scores 0), each graded from its run.
 
 Run by ``make demo`` (``nox -s demo``). The bed lives in ``build/demo-bed`` unless a directory
 is given. A bed this demo made earlier is reused, so a second run shows provision's no-op;
@@ -16,10 +17,14 @@ from pathlib import Path
 from ai_proving_ground.bed import init_bed
 from ai_proving_ground.cli import doctor as doctor_cli
 from ai_proving_ground.cli import provision as provision_cli
+from ai_proving_ground.cli import reset as reset_cli
 from ai_proving_ground.cli import site as site_cli
 from ai_proving_ground.cli.common import run
 from ai_proving_ground.errors import ApgError
 from ai_proving_ground.fsutil import atomic_write_text
+from ai_proving_ground.sites.embedded.driver import EmbeddedSite
+from ai_proving_ground.tasks.grade import GradeRequest, after_emit, check_envelope, grade
+from ai_proving_ground.tasks.run import RunOptions, run_task
 
 DEMO_MARKER = ".apg-demo-bed"
 
@@ -39,6 +44,34 @@ def _prepare(target: Path, fresh: bool) -> bool:
 
 def _section(title: str) -> None:
     print(f"\n== {title}", flush=True)
+
+
+DEMO_TASK = "dv01_view_build"
+
+
+def _attempt_and_grade(target: Path, agent: str, expected: float) -> int:
+    """Reset, hand the task to an adapter, grade the recorded run, print the verdict."""
+    bed = ["--approot", str(target)]
+    _section(f"apg reset; apg run {DEMO_TASK} --agent={agent}; apg grade {DEMO_TASK} --run=...")
+    code = reset_cli.main(bed)
+    if code != 0:
+        return code
+    outcome = run_task(RunOptions(task_id=DEMO_TASK, approot=target, agent=agent))
+    if outcome.exit_code != 0:
+        return outcome.exit_code
+    run_id = str(outcome.record["run_id"])
+    request = GradeRequest(approot=target, task_id=DEMO_TASK, run_id=run_id)
+    envelope = grade(request, EmbeddedSite(target))
+    check_envelope(envelope)
+    after_emit(request, envelope)
+    result = envelope["evaluation_results"][0]["score_details"]
+    print(f"{agent}: score {result['score']} ({result['details']['verdict']}, checks passed "
+          f"{result['details']['checks_passed']}); envelope saved in "
+          f"{outcome.run_dir / 'grade.json'}")
+    if result["score"] != expected:
+        raise ApgError("APG_DEMO_UNEXPECTED", f"{agent} scored {result['score']}, expected "
+                       f"{expected}")
+    return 0
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -66,6 +99,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             sys.stdout.flush()
             code = main([*bed, *command])
             sys.stderr.flush()
+            if code != 0:
+                return code
+        for agent, expected in (("oracle", 1.0), ("nop", 0.0)):
+            code = _attempt_and_grade(target, agent, expected)
             if code != 0:
                 return code
         print(f"\nThe bed is at {target}; try `apg site --approot {target} config:list node.`")

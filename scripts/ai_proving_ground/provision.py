@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 import time
 from pathlib import Path
 from typing import Any
@@ -37,9 +38,11 @@ def _allowed(variable: str) -> bool:
 
 
 def recapture_commands(approot: Path, baseline: Baseline, fixture_set: FixtureSet) -> str:
+    """Shell commands an operator can paste: every path and name quoted."""
     names = " ".join(fixture_set.names)
-    return (f"rm {baseline.dump} && git -C {approot} tag -d {baseline.tag} && "
-            f"apg provision --approot {approot} {names}")
+    bed, tag = shlex.quote(str(approot)), shlex.quote(baseline.tag)
+    return (f"rm {shlex.quote(str(baseline.dump))} && git -C {bed} tag -d {tag} && "
+            f"apg provision --approot {bed} {names}")
 
 
 def base_recipe_for(approot: Path) -> Path:

@@ -18,6 +18,7 @@ from ai_proving_ground.baselines.tree import (
     require_repository,
     restore_from_tag,
     tag_commit,
+    tag_ref,
     untracked_paths,
 )
 from ai_proving_ground.errors import ApgError
@@ -101,7 +102,7 @@ def _require_baseline(approot: Path, baseline: Baseline, fixture_set: FixtureSet
 
 
 def _untracked_skips(approot: Path, baseline: Baseline) -> frozenset[str]:
-    problems = untracked_paths(approot, ref=baseline.tag)
+    problems = untracked_paths(approot, ref=tag_ref(baseline.tag))
     if not problems:
         return frozenset()
     if os.environ.get("AI_PG_ALLOW_UNTRACKED") == "1":

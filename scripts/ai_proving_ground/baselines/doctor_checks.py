@@ -55,11 +55,12 @@ def public_files_check(ctx: DoctorContext) -> Check:
         return Check("public_files", status=NOTE, detail=UNRECORDED)
     try:
         public_dir = public_files.recorded_public_dir(ctx.approot, snapshot)
+        diff = public_files.compare(public_dir, snapshot)
     except ApgError as exc:
+        # A changed snapshot is drift to report in the verdict, not a reason to give none.
         check = Check("public_files")
         check.differ("snapshot", "intact", str(exc))
         return check
-    diff = public_files.compare(public_dir, snapshot)
     check = Check("public_files", expected="paths as captured",
                   found=f"{len(diff['missing'])} missing, {len(diff['added'])} added")
     for path in diff["missing"]:

@@ -67,8 +67,14 @@ def dirty_paths(approot: Path) -> list[str]:
     return [line[3:] for line in out.splitlines() if line]
 
 
+def tag_ref(tag: str) -> str:
+    """The tag's full ref name. A bare name would let ``refs/<tag>`` (or a branch) that an
+    agent created shadow the tag, and the restore would read the agent's commit."""
+    return f"refs/tags/{tag}"
+
+
 def tag_commit(approot: Path, tag: str) -> str | None:
-    done = git(approot, ["rev-parse", "--verify", "--quiet", f"refs/tags/{tag}^{{commit}}"],
+    done = git(approot, ["rev-parse", "--verify", "--quiet", f"{tag_ref(tag)}^{{commit}}"],
                check=False)
     return done.stdout.decode().strip() if done.returncode == 0 else None
 
@@ -121,7 +127,7 @@ def restore_from_tag(approot: Path, tag: str, skip: frozenset[str] = frozenset()
 
 def _tag_entries(approot: Path, tag: str, paths: list[str]) -> list[tuple[str, str, str]]:
     """(mode, blob sha, path) for every file and symlink of ``tag`` under ``paths``."""
-    out = git(approot, ["ls-tree", "-r", "-z", tag, "--", *paths]).stdout
+    out = git(approot, ["ls-tree", "-r", "-z", tag_ref(tag), "--", *paths]).stdout
     entries = []
     for record in out.split(b"\0"):
         if not record:

@@ -19,8 +19,11 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "manifest-union": ("manifest_union", "print the unioned manifest of a fixture set"),
     "provision": ("provision", "apply recipes and fixtures, capture the baseline"),
     "reset": ("reset", "restore the baseline and check the bed is fit to grade"),
+    "run": ("run", "hand a task to an agent adapter and record the attempt"),
     "grade": ("grade", "grade a task on live state; print an every_eval_ever envelope"),
     "results": ("results", "list the stored grade envelopes"),
+    "escrow": ("escrow", "save the baseline and the verifier outside the project"),
+    "verify": ("verify", "check the bed against its escrow (run before and after an attempt)"),
 }
 
 
@@ -32,9 +35,13 @@ def usage() -> str:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = list(sys.argv[1:] if argv is None else argv)
-    if not args or args[0] in {"-h", "--help", "help"}:
+    if not args:
+        sys.stderr.write(usage())
+        print("APG_USAGE a command is required", file=sys.stderr)
+        return 2
+    if args[0] in {"-h", "--help", "help"}:
         sys.stdout.write(usage())
-        return 0 if args else 2
+        return 0
     if args[0] == "--version":
         from ai_proving_ground import __version__
 

@@ -6,6 +6,7 @@ Each check type is one small class. Before evaluation every check adds what it n
 
 from __future__ import annotations
 
+import json
 import subprocess
 from abc import ABC, abstractmethod
 from collections.abc import Callable
@@ -141,6 +142,9 @@ def dig(data: Any, dotted: str | None) -> Any:
             cursor = cursor[part]
         elif isinstance(cursor, dict) and part.isdigit() and int(part) in cursor:
             cursor = cursor[int(part)]
+        elif isinstance(cursor, list) and part.isdigit() and int(part) < len(cursor):
+            # Config sequences are addressed by index, as Drupal's NestedArray reads them.
+            cursor = cursor[int(part)]
         else:
             return MISSING
     return cursor
@@ -168,7 +172,8 @@ class ConfigEquals(Check):
     def evaluate(self, answer: StateAnswer, context: CheckContext) -> CheckResult:
         data = answer.config.get(self.spec["name"])
         found = MISSING if data is None else dig(data, self.spec.get("path"))
-        expected = self.spec["value"]
+        # Sites hand config back as JSON, whose mapping keys are strings; compare in that form.
+        expected = json.loads(json.dumps(self.spec["value"]))
         where = self.spec["name"] + (f":{self.spec['path']}" if self.spec.get("path") else "")
         passed = found == expected
         return self.result(passed, expected, found, "" if passed else f"{where} differs")
@@ -324,6 +329,8 @@ class Command(Check):
                                   timeout=timeout, stdin=subprocess.DEVNULL)
         except FileNotFoundError:
             return self.result(False, 0, None, f"{argv[0]} not found")
+        except OSError as exc:  # not executable, and the like: a failed check, not a crash
+            return self.result(False, 0, None, f"{argv[0]} could not run: {exc.strerror or exc}")
         except subprocess.TimeoutExpired:
             return self.result(False, 0, None, f"timed out after {timeout:g}s")
         tail = done.stderr.decode(errors="replace").strip().splitlines()[-3:]

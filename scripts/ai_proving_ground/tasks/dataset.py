@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 import os
 from dataclasses import dataclass
 from pathlib import Path
@@ -106,6 +107,12 @@ def load_dataset(path: Path) -> Dataset:
     doc = load_document(path, token="APG_DATASET_INVALID")
     validate_document(doc, "dataset", token="APG_DATASET_INVALID")
     data = doc.data
+    where = _not_json(data, [])
+    if where is not None:
+        parts, value = where
+        # YAML reads e.g. 2026-01-01 as a date: it has no canonical JSON, so no task hash.
+        raise ApgError("APG_DATASET_INVALID", f"{doc.where(parts)}: {value!r} is not a JSON value "
+                       "(a string, number, boolean, null, list or mapping with string keys); quote it")
     seen: dict[str, int] = {}
     for index, task in enumerate(data["tasks"]):
         if task["id"] in seen:
@@ -119,6 +126,29 @@ def load_dataset(path: Path) -> Dataset:
         sha256=hashlib.sha256(path.read_bytes()).hexdigest(),
         tasks=tuple(Task(id=str(t["id"]), data=t) for t in data["tasks"]),
     )
+
+
+def _not_json(value: Any, parts: list[str | int]) -> tuple[list[str | int], Any] | None:
+    """The path and value of the first thing in ``value`` that JSON cannot represent."""
+    if isinstance(value, dict):
+        for key, item in value.items():
+            if not isinstance(key, str):
+                return parts, key
+            found = _not_json(item, [*parts, key])
+            if found is not None:
+                return found
+        return None
+    if isinstance(value, list):
+        for index, item in enumerate(value):
+            found = _not_json(item, [*parts, index])
+            if found is not None:
+                return found
+        return None
+    if value is None or isinstance(value, (str, bool, int)):
+        return None
+    if isinstance(value, float) and math.isfinite(value):
+        return None
+    return parts, value
 
 
 def resolve_task(task_id: str, reference: str | None, approot: Path) -> tuple[Dataset, Task]:

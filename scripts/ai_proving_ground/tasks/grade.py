@@ -13,6 +13,7 @@ import secrets
 import sys
 import time
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -71,7 +72,7 @@ def load_run(approot: Path, run_id: str, task_id: str, model: str | None) -> dic
 def grade(request: GradeRequest, driver: SiteDriver) -> dict[str, Any]:
     """The envelope for one graded attempt; a task without checks raises APG_GRADE_SKIP."""
     run = (load_run(request.approot, request.run_id, request.task_id, request.model)
-           if request.run_id else None)
+           if request.run_id is not None else None)
     model = request.model or (run or {}).get("model") or None
     dataset, task = resolve_task(request.task_id, request.dataset, request.approot)
     if not task.checks:
@@ -94,8 +95,9 @@ def _grader_provenance(request: GradeRequest, task: Task) -> dict[str, str]:
     details = {"hash_algorithm": "sha256"}
     class_file = Path(checks_module.__file__)
     try:
-        details["grader_class_file"] = _display(class_file, request.approot)
-        details["grader_class_sha256"] = grader_tree.sha256_file(class_file)
+        # Both or neither: a file named without its hash would read as verified.
+        details.update(grader_class_file=_display(class_file, request.approot),
+                       grader_class_sha256=grader_tree.sha256_file(class_file))
     except OSError as exc:
         say("APG_GRADE_GRADER_UNRESOLVED", f"grader class file: {exc}")
         details["grader_class"] = f"unresolved: {exc}"
@@ -129,13 +131,30 @@ def _model_info(model: str | None) -> dict[str, Any]:
 
 
 def _epoch(iso_or_none: Any) -> str | None:
+    """Epoch seconds of an ISO-8601 time; without an offset it is UTC (never local time)."""
     if not isinstance(iso_or_none, str):
         return None
+    text = iso_or_none.strip()
+    if text.endswith(("Z", "z")):
+        text = text[:-1] + "+00:00"
     try:
-        return str(int(time.mktime(time.strptime(iso_or_none[:19], "%Y-%m-%dT%H:%M:%S"))
-                       - time.timezone))
+        moment = datetime.fromisoformat(text)
     except ValueError:
         return None
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=UTC)
+    return str(int(moment.timestamp()))
+
+
+def _run_id_epoch(run_id: str | None) -> str | None:
+    """The time a run id was minted (apg-run-YYYYmmddTHHMMSSZ-xxxxxx), in epoch seconds."""
+    if not run_id or not RUN_ID.match(run_id):
+        return None
+    try:
+        moment = datetime.strptime(run_id.split("-")[2], "%Y%m%dT%H%M%SZ").replace(tzinfo=UTC)
+    except ValueError:
+        return None
+    return str(int(moment.timestamp()))
 
 
 def build_envelope(request: GradeRequest, dataset: Dataset, task: Task,
@@ -145,7 +164,9 @@ def build_envelope(request: GradeRequest, dataset: Dataset, task: Task,
     passed = all(r.passed for r in outcome)
     model_id = model or "unknown/unknown"
     suffix = request.run_id or f"{int(now)}-{secrets.token_hex(4)}"
-    evaluated_at = _epoch((run or {}).get("finished_at")) or str(int(now))
+    # With --run the time is the attempt's, so an identical re-grade is the same measurement.
+    evaluated_at = (_epoch((run or {}).get("finished_at")) or _run_id_epoch(request.run_id)
+                    or str(int(now)))
     source_details = _dataset_provenance(request, dataset, task)
     if request.run_id:
         source_details["apg_run_id"] = request.run_id

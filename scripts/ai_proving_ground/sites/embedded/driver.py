@@ -34,7 +34,7 @@ from ai_proving_ground.sites.base import (
 from ai_proving_ground.sites.embedded import canvas, config_rules, content_model, modules
 from ai_proving_ground.sites.embedded.layout import BedLayout
 from ai_proving_ground.sites.embedded.recipes import RecipeRunner
-from ai_proving_ground.sites.embedded.store import Store
+from ai_proving_ground.sites.embedded.store import Store, as_stored
 from ai_proving_ground.sites.embedded.views import ViewError, base_entity_type, execute_view
 
 EXTENSION_CONFIG = "core.extension"
@@ -220,7 +220,7 @@ class EmbeddedSite(SiteDriver):
         shipped = {path.name[: -len(".yml")]: _load_config_file(path)
                    for path in sorted((info.path / "config" / "install").glob("*.yml"))}
         for name in config_rules.dependency_order(shipped):
-            data = shipped[name]
+            data = as_stored(shipped[name])
             current = store.config_get(name)
             if current is not None and current != data:
                 raise ApgError("APG_CONFIG_EXISTS", f"module {info.name} ships {name}, which "

@@ -16,7 +16,7 @@ from ai_proving_ground.sites.embedded.recipe_spec import (
     resolve_subrecipe,
     substitute_inputs,
 )
-from ai_proving_ground.sites.embedded.store import Store
+from ai_proving_ground.sites.embedded.store import Store, as_stored
 from ai_proving_ground.yamlio import load_yaml
 
 if TYPE_CHECKING:
@@ -115,7 +115,7 @@ class RecipeRunner:
     def _import_config(self, spec: RecipeSpec, name: str, data: Any, origin: str) -> None:
         current = self.store.config_get(name)
         if current is not None:
-            if current == data:
+            if current == as_stored(data):
                 return
             if _is_strict(spec, name):
                 raise ApgError("APG_RECIPE_PREEXISTING_CONFIG",

@@ -32,6 +32,14 @@ CREATE TABLE IF NOT EXISTS cache (cid TEXT PRIMARY KEY, data TEXT NOT NULL);
 _IN_CHUNK = 500
 
 
+def as_stored(data: Any) -> Any:
+    """Config as the database holds it: JSON, so mapping keys are strings (403 becomes '403').
+
+    Compare config only in this form, or YAML's integer keys make equal objects look different.
+    """
+    return json.loads(_encode(data))
+
+
 def _encode(data: Any) -> str:
     return json.dumps(data, sort_keys=False, separators=(",", ":"))
 

@@ -1,0 +1,64 @@
+"""``apg run <task-id> [--agent=NAME] [--dataset=REF] [--model=ID] [--approot DIR] [--json]``.
+
+Resolves the task (dataset: --dataset, then $AI_PG_DATASET, then the shipped datasets/), picks
+the adapter (--agent, then $AI_PG_AGENT, then ``manual``; looked up in the bed's .ddev/agents/,
+then the shipped ddev/agents/), runs the credential preflight when the adapter's
+``## Credentials:`` header is not ``none``, hands the task to the adapter and records the
+attempt in <baseline dir>/runs/<run-id>/run.json. It never grades: follow it with
+``apg grade <task-id> --run=<run-id>``. The adapter's output is teed to the terminal (its
+stdout to stderr under --json, which prints run.json alone on stdout) and saved beside run.json.
+
+Exit codes:
+  0  attempt recorded: the adapter exited 0 (APG_RUN_ATTEMPTED)
+  1  no attempt: the adapter exited non-zero or could not start (APG_RUN_NO_ATTEMPT), or the
+     credential preflight refused the adapter (APG_RUN_CRED_REFUSED; AI_PG_ALLOW_HOST_CREDS=1
+     overrides it deliberately, with APG_RUN_CRED_OVERRIDDEN); run.json records either
+  2  usage: bad arguments (APG_USAGE), unknown task (APG_TASK_UNKNOWN), dataset not found or
+     invalid (APG_DATASET_NOT_FOUND, APG_DATASET_INVALID), unknown adapter
+     (APG_RUN_AGENT_UNKNOWN), adapter not executable (APG_RUN_AGENT_NOT_EXECUTABLE), a bad
+     adapter header (APG_RUN_AGENT_INVALID) or name (APG_NAME_INVALID), app root missing
+     (APG_APPROOT_MISSING); nothing is recorded
+  130 interrupted (APG_INTERRUPTED); run.json records status "interrupted"
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+
+from ai_proving_ground.approot import resolve_approot
+from ai_proving_ground.cli.common import ArgumentParser, add_approot, run
+from ai_proving_ground.tasks.run import RunOptions, dumps_record, run_task
+
+
+def build_parser() -> ArgumentParser:
+    parser = ArgumentParser(prog="apg run", description=__doc__,
+                            formatter_class=argparse.RawDescriptionHelpFormatter)
+    add_approot(parser)
+    parser.add_argument("task_id", metavar="TASK_ID", help="the task to attempt")
+    parser.add_argument("--agent", help="adapter name (default: $AI_PG_AGENT, else manual)")
+    parser.add_argument("--dataset", help="dataset name or YAML path (default: $AI_PG_DATASET, "
+                        "else build_tasks)")
+    parser.add_argument("--model", help="model id, recorded and passed on as APG_MODEL")
+    parser.add_argument("--json", action="store_true", help="print run.json on stdout")
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+
+    def act() -> int:
+        options = RunOptions(task_id=args.task_id, approot=resolve_approot(args.approot),
+                             agent=args.agent, dataset=args.dataset, model=args.model or None,
+                             echo_stdout_to_stderr=args.json)
+        outcome = run_task(options)
+        if args.json:
+            sys.stdout.write(dumps_record(outcome.record))
+        return outcome.exit_code
+
+    return run(act)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,144 @@
+"""Agent adapters: which executable ``apg run`` hands a task to, and what its header declares.
+
+An adapter is any executable in the bed's ``.ddev/agents/`` or the shipped ``ddev/agents/``;
+the bed's copy wins, so a bed can add or shadow adapters. Its header is read the way DDEV reads
+custom-command annotations: lines starting ``## ``, split at the first ``:``, the value trimmed
+of spaces and quotes, the last occurrence winning. Keys (exact spelling):
+
+``## Description: TEXT``
+    shown in listings and recorded in run.json.
+``## Credentials: none | bed-scoped | host-shared``
+    anything else, or no line, reads as ``unknown``, which is treated as needing credentials.
+``## Env: NAME1,NAME2``
+    host environment variables the adapter may receive; everything else is withheld.
+``## Interactive: yes``
+    the adapter keeps the caller's stdin (the terminal); others get /dev/null.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+from ai_proving_ground.errors import ApgError
+from ai_proving_ground.fsutil import safe_name
+from ai_proving_ground.paths import project_dir
+
+DEFAULT_AGENT = "manual"
+CREDENTIAL_CLASSES = ("none", "bed-scoped", "host-shared")
+UNKNOWN = "unknown"
+# Annotations sit at the top of a script; a bounded read keeps a large binary adapter cheap.
+HEADER_BYTES = 64 * 1024
+ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+
+
+@dataclass(frozen=True)
+class AdapterHeader:
+    """What an adapter declares about itself."""
+
+    description: str = ""
+    credentials: str = UNKNOWN
+    env: tuple[str, ...] = ()
+    interactive: bool = False
+
+    @property
+    def needs_credentials(self) -> bool:
+        # Fail closed: only an explicit "none" skips the credential preflight.
+        return self.credentials != "none"
+
+
+@dataclass(frozen=True)
+class Adapter:
+    """A resolved adapter: its name, executable and header."""
+
+    name: str
+    path: Path
+    source: str  # "bed" or "shipped"
+    header: AdapterHeader
+
+    def as_record(self) -> dict[str, object]:
+        return {"name": self.name, "path": str(self.path), "source": self.source,
+                "credentials": self.header.credentials, "description": self.header.description,
+                "env": list(self.header.env), "interactive": self.header.interactive}
+
+
+def parse_annotations(text: str) -> dict[str, str]:
+    """``## Key: value`` lines, DDEV style; the last occurrence of a key wins."""
+    values: dict[str, str] = {}
+    for line in text.splitlines():
+        if not line.startswith("## "):
+            continue
+        key, sep, value = line[3:].partition(":")
+        if sep:
+            values[key.strip()] = value.strip(" \t\"'")
+    return values
+
+
+def parse_header(text: str, where: str = "adapter") -> AdapterHeader:
+    """The declared header; an unrecognised credentials value reads as ``unknown``."""
+    values = parse_annotations(text)
+    credentials = values.get("Credentials", "")
+    return AdapterHeader(
+        description=values.get("Description", ""),
+        credentials=credentials if credentials in CREDENTIAL_CLASSES else UNKNOWN,
+        env=_env_names(values.get("Env", ""), where),
+        interactive=values.get("Interactive", "").lower() in {"yes", "true"},
+    )
+
+
+def _env_names(raw: str, where: str) -> tuple[str, ...]:
+    names = [part.strip() for part in raw.split(",") if part.strip()]
+    bad = [name for name in names if not ENV_NAME.match(name)]
+    if bad:
+        # A typo here would silently withhold a variable the adapter needs; say so instead.
+        raise ApgError("APG_RUN_AGENT_INVALID", f"{where}: '## Env:' lists {', '.join(bad)}, "
+                       "which are not environment variable names (NAME1,NAME2)", exit_code=2)
+    return tuple(dict.fromkeys(names))
+
+
+def read_header(path: Path) -> AdapterHeader:
+    with path.open("rb") as handle:
+        head = handle.read(HEADER_BYTES)
+    return parse_header(head.decode("utf-8", errors="replace"), where=str(path))
+
+
+def selected_name(argument: str | None) -> str:
+    """``--agent``, else ``AI_PG_AGENT``, else ``manual``: a real runtime is never a fallback."""
+    return argument or os.environ.get("AI_PG_AGENT") or DEFAULT_AGENT
+
+
+def agent_dirs(approot: Path) -> list[tuple[str, Path]]:
+    """Where adapters are looked up, in order."""
+    return [("bed", approot / ".ddev" / "agents"), ("shipped", project_dir("ddev") / "agents")]
+
+
+def available(approot: Path) -> list[str]:
+    """Names of every executable adapter either directory holds."""
+    names: set[str] = set()
+    for _, directory in agent_dirs(approot):
+        if directory.is_dir():
+            names.update(p.name for p in directory.iterdir()
+                         if not p.name.startswith(".") and p.is_file() and os.access(p, os.X_OK))
+    return sorted(names)
+
+
+def find_adapter(name: str, approot: Path) -> Adapter:
+    """The bed's adapter of that name, else the shipped one."""
+    safe_name(name, "agent")
+    for source, directory in agent_dirs(approot):
+        candidate = directory / name
+        if not candidate.is_file():
+            continue
+        if not os.access(candidate, os.X_OK):
+            # Falling through to a shipped adapter of the same name would run something other
+            # than what the bed meant; stop and say how to fix it.
+            raise ApgError("APG_RUN_AGENT_NOT_EXECUTABLE", f"adapter {name!r} at {candidate} is "
+                           f"not executable; chmod +x {candidate}", exit_code=2)
+        return Adapter(name=name, path=candidate.absolute(), source=source,
+                       header=read_header(candidate))
+    where = " then ".join(str(d) for _, d in agent_dirs(approot))
+    listing = ", ".join(available(approot)) or "none"
+    raise ApgError("APG_RUN_AGENT_UNKNOWN", f"no adapter {name!r} (looked in {where}); "
+                   f"available: {listing}", exit_code=2)

@@ -1,0 +1,357 @@
+"""Running an agent: resolve a task, hand it to an adapter, record the attempt. Never grades.
+
+The run directory is ``<baseline dir>/runs/<run-id>/`` (beside the baselines, so reset leaves it):
+
+``run.json``     the authoritative record, written new-then-rename: first ``status: running``,
+                 then the final status (``attempted``, ``no_attempt``, ``refused``, ``interrupted``)
+``prompt.txt``   the task prompt, verbatim (``APG_PROMPT_FILE``)
+``request.json`` the run request (``APG_REQUEST_FILE``); the oracle's copy carries the reference
+                 solution, which is removed again once the oracle exits
+``stdout.log``, ``stderr.log``  the adapter's output, also teed to the terminal
+``home/``        the adapter's ``HOME``
+
+The adapter runs in the app root with an environment built from an allow-list: ``PATH``,
+``LANG``, ``LC_*``, ``TERM``, ``TZ``, ``TMPDIR``, the names its ``## Env:`` header declares, and
+the request variables (``APG_*``, which win over anything declared). ``HOME`` is the run's own
+``home/`` so a CLI cannot pick up the host's logins (``~/.claude``, ``~/.codex``); only a
+host-shared adapter, which runs only under ``AI_PG_ALLOW_HOST_CREDS=1``, gets the host's HOME.
+Stdin is /dev/null unless the adapter declares ``## Interactive: yes``.
+"""
+
+from __future__ import annotations
+
+import codecs
+import contextlib
+import hashlib
+import json
+import os
+import secrets
+import shlex
+import subprocess
+import sys
+import threading
+from collections.abc import Mapping
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import IO, Any, TextIO
+
+import yaml
+
+from ai_proving_ground.baselines.store import Baseline, baseline_dir
+from ai_proving_ground.fsutil import atomic_write_json, atomic_write_text
+from ai_proving_ground.report import say
+from ai_proving_ground.tasks.adapters import Adapter, find_adapter, selected_name
+from ai_proving_ground.tasks.dataset import Dataset, Task, resolve_task
+from ai_proving_ground.tasks.preflight import ALLOW_VARIABLE, Preflight, override_requested, preflight
+
+ALLOWED_HOST_VARIABLES = frozenset({"PATH", "LANG", "TERM", "TZ", "TMPDIR"})
+ORACLE = "oracle"
+TRANSCRIPTS = {"stdout": "stdout.log", "stderr": "stderr.log"}
+# After the adapter exits, how long a grandchild may keep its output pipes open.
+DRAIN_TIMEOUT_S = 5.0
+
+
+@dataclass(frozen=True)
+class RunOptions:
+    """What ``apg run`` was asked to do."""
+
+    task_id: str
+    approot: Path
+    agent: str | None = None
+    dataset: str | None = None
+    model: str | None = None
+    echo_stdout_to_stderr: bool = False  # --json keeps stdout for run.json alone
+
+
+@dataclass(frozen=True)
+class RunOutcome:
+    """The final run.json and the exit code it maps to."""
+
+    record: dict[str, Any]
+    run_dir: Path
+    exit_code: int
+
+
+@dataclass(frozen=True)
+class _Plan:
+    """Everything resolved before anything is written."""
+
+    options: RunOptions
+    dataset: Dataset
+    task: Task
+    adapter: Adapter
+    preflight: Preflight
+    ddev_project: str
+
+
+def now_iso() -> str:
+    return datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+def new_run_id() -> str:
+    return f"apg-run-{datetime.now(UTC).strftime('%Y%m%dT%H%M%SZ')}-{secrets.token_hex(3)}"
+
+
+def runs_dir(approot: Path) -> Path:
+    # Baseline.runs is the one definition of where runs live; the set key plays no part in it.
+    return Baseline(directory=baseline_dir(approot), set_key="").runs
+
+
+def site_command() -> list[str]:
+    """How an adapter runs ``apg site``: this interpreter's own console script, not PATH's."""
+    script = Path(sys.executable).parent / "apg"
+    if script.is_file() and os.access(script, os.X_OK):
+        return [str(script), "site"]
+    return [sys.executable, "-m", "ai_proving_ground.cli.main", "site"]
+
+
+def ddev_project(approot: Path) -> str:
+    """The ``name:`` in .ddev/config.yaml, else empty (the embedded site has no DDEV project)."""
+    try:
+        data = yaml.safe_load((approot / ".ddev" / "config.yaml").read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, yaml.YAMLError):
+        return ""
+    name = data.get("name") if isinstance(data, dict) else None
+    return name if isinstance(name, str) else ""
+
+
+# ---------------------------------------------------------------------------- the run
+
+
+def run_task(options: RunOptions) -> RunOutcome:
+    """Resolve, preflight, run the adapter and record it; errors before the run dir raise."""
+    plan = _plan(options)
+    run_dir = _make_run_dir(options.approot)
+    record = _initial_record(plan, run_dir)
+    if plan.preflight.refused:
+        return _refuse(plan, run_dir, record)
+    if plan.preflight.overridden:
+        say("APG_RUN_CRED_OVERRIDDEN", f"{ALLOW_VARIABLE}=1: running adapter {plan.adapter.name!r} "
+            f"anyway, although {plan.preflight.reason}")
+    return _attempt(plan, run_dir, record)
+
+
+def _plan(options: RunOptions) -> _Plan:
+    dataset, task = resolve_task(options.task_id, options.dataset, options.approot)
+    adapter = find_adapter(selected_name(options.agent), options.approot)
+    checked = preflight(options.approot, adapter.header.credentials, override_requested())
+    return _Plan(options=options, dataset=dataset, task=task, adapter=adapter, preflight=checked,
+                 ddev_project=ddev_project(options.approot))
+
+
+def _make_run_dir(approot: Path) -> Path:
+    parent = runs_dir(approot)
+    parent.mkdir(parents=True, exist_ok=True)
+    while True:
+        run_dir = parent / new_run_id()
+        with contextlib.suppress(FileExistsError):
+            run_dir.mkdir()
+            return run_dir
+
+
+def _initial_record(plan: _Plan, run_dir: Path) -> dict[str, Any]:
+    dataset, approot = plan.dataset, plan.options.approot
+    return {
+        "run_id": run_dir.name,
+        "status": "running",
+        "task_id": plan.task.id,
+        "dataset": {"name": dataset.name, "path": dataset.display_path(approot),
+                    "sha256": dataset.sha256, "version": dataset.version},
+        "task_sha256": plan.task.sha256,
+        "adapter": plan.adapter.as_record(),
+        "model": plan.options.model or None,
+        "approot": str(approot),
+        "started_at": now_iso(),
+        "finished_at": None,
+        "adapter_exit_code": None,
+        "attempted": False,
+        "prompt_sha256": hashlib.sha256(plan.task.prompt.encode("utf-8")).hexdigest(),
+        "preflight": plan.preflight.as_record(),
+        "transcripts": dict(TRANSCRIPTS),
+    }
+
+
+def _finish(run_dir: Path, record: dict[str, Any], status: str, exit_code: int | None) -> None:
+    record.update(status=status, finished_at=now_iso(), adapter_exit_code=exit_code,
+                  attempted=status == "attempted")
+    atomic_write_json(run_dir / "run.json", record)
+
+
+def _refuse(plan: _Plan, run_dir: Path, record: dict[str, Any]) -> RunOutcome:
+    del record["transcripts"]  # nothing ran
+    _finish(run_dir, record, "refused", None)
+    say("APG_RUN_CRED_REFUSED", f"adapter {plan.adapter.name!r} (credentials: "
+        f"{plan.adapter.header.credentials}) refused: {plan.preflight.reason}. Remove the sharing "
+        f"from .ddev/, or set {ALLOW_VARIABLE}=1 to override deliberately; recorded in "
+        f"{run_dir / 'run.json'}")
+    return RunOutcome(record=record, run_dir=run_dir, exit_code=1)
+
+
+def _attempt(plan: _Plan, run_dir: Path, record: dict[str, Any]) -> RunOutcome:
+    prompt_file, request_file = run_dir / "prompt.txt", run_dir / "request.json"
+    atomic_write_text(prompt_file, plan.task.prompt)
+    request = build_request(plan, run_dir)
+    atomic_write_json(request_file, request)
+    atomic_write_json(run_dir / "run.json", record)
+    env = adapter_environment(os.environ, plan, run_dir, request_file, prompt_file)
+    say("APG_RUN_STARTED", f"run {run_dir.name}: task {plan.task.id} with adapter "
+        f"{plan.adapter.name!r} ({plan.adapter.path}); record: {run_dir / 'run.json'}")
+    try:
+        exit_code = _spawn(plan, run_dir, env)
+    except KeyboardInterrupt as exc:
+        # Ctrl-C: the record must not stay "running"; the CLI reports APG_INTERRUPTED.
+        _finish(run_dir, record, "interrupted", getattr(exc, "adapter_exit_code", None))
+        raise
+    finally:
+        if "reference_solution" in request:
+            _redact_solution(request_file, request)
+    if exit_code is None:
+        _finish(run_dir, record, "no_attempt", None)
+        return RunOutcome(record=record, run_dir=run_dir, exit_code=1)
+    attempted = exit_code == 0
+    _finish(run_dir, record, "attempted" if attempted else "no_attempt", exit_code)
+    if attempted:
+        say("APG_RUN_ATTEMPTED", f"run {run_dir.name}: adapter exited 0; attempt recorded in "
+            f"{run_dir / 'run.json'} (not graded: apg grade {plan.task.id} --run={run_dir.name})")
+        return RunOutcome(record=record, run_dir=run_dir, exit_code=0)
+    say("APG_RUN_NO_ATTEMPT", f"run {run_dir.name}: adapter {plan.adapter.name!r} exited "
+        f"{exit_code}; recorded as no attempt in {run_dir / 'run.json'}")
+    return RunOutcome(record=record, run_dir=run_dir, exit_code=1)
+
+
+def build_request(plan: _Plan, run_dir: Path) -> dict[str, Any]:
+    """The run request; only the oracle is given the reference solution, nobody the checks."""
+    approot = plan.options.approot
+    request: dict[str, Any] = {
+        "run_id": run_dir.name,
+        "task_id": plan.task.id,
+        "dataset": {"name": plan.dataset.name, "path": plan.dataset.display_path(approot),
+                    "sha256": plan.dataset.sha256, "version": plan.dataset.version},
+        "task_sha256": plan.task.sha256,
+        "model": plan.options.model or None,
+        "adapter": plan.adapter.name,
+        "approot": str(approot),
+        "ddev_project": plan.ddev_project,
+        "run_dir": str(run_dir),
+        "prompt_file": str(run_dir / "prompt.txt"),
+        "site_command": site_command(),
+    }
+    if plan.adapter.name == ORACLE:
+        request["reference_solution"] = {"steps": plan.task.reference_steps}
+    return request
+
+
+def _redact_solution(request_file: Path, request: dict[str, Any]) -> None:
+    """The run dir sits in the bed, where a later agent could read the oracle's answers."""
+    steps = request.pop("reference_solution")["steps"]
+    request["reference_solution"] = {"redacted": True, "steps": len(steps)}
+    atomic_write_json(request_file, request)
+
+
+def adapter_environment(host: Mapping[str, str], plan: _Plan, run_dir: Path,
+                        request_file: Path, prompt_file: Path) -> dict[str, str]:
+    """Allow-listed host variables, declared ones, then the request (which wins)."""
+    header = plan.adapter.header
+    env = {k: v for k, v in host.items() if k in ALLOWED_HOST_VARIABLES or k.startswith("LC_")}
+    env.update({name: host[name] for name in header.env if name in host})
+    if header.credentials == "host-shared" and "HOME" in host:
+        env["HOME"] = host["HOME"]
+    else:
+        home = run_dir / "home"
+        home.mkdir(mode=0o700, exist_ok=True)
+        env["HOME"] = str(home)
+    options = plan.options
+    env.update({
+        "APG_RUN_ID": run_dir.name,
+        "APG_RUN_DIR": str(run_dir),
+        "APG_PROMPT_FILE": str(prompt_file),
+        "APG_REQUEST_FILE": str(request_file),
+        "APG_TASK_ID": plan.task.id,
+        "APG_DATASET": plan.dataset.name,
+        "APG_MODEL": options.model or "",
+        "APG_APPROOT": str(options.approot),
+        "APG_DDEV_PROJECT": plan.ddev_project,
+        "APG_SITE": shlex.join(site_command()),
+        "APG_ADAPTER": plan.adapter.name,
+    })
+    return env
+
+
+# ---------------------------------------------------------------------------- the process
+
+
+class _Interrupted(KeyboardInterrupt):
+    """Ctrl-C while the adapter ran, carrying how the adapter ended."""
+
+    def __init__(self, adapter_exit_code: int | None) -> None:
+        super().__init__()
+        self.adapter_exit_code = adapter_exit_code
+
+
+def _spawn(plan: _Plan, run_dir: Path, env: dict[str, str]) -> int | None:
+    """Run the adapter, teeing its output; None when it could not be started."""
+    interactive = plan.adapter.header.interactive
+    try:
+        process = subprocess.Popen(
+            [str(plan.adapter.path)], cwd=plan.options.approot, env=env,
+            stdin=None if interactive else subprocess.DEVNULL,
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    except OSError as exc:
+        say("APG_RUN_NO_ATTEMPT", f"adapter {plan.adapter.name!r} could not start "
+            f"({plan.adapter.path}): {exc.strerror or exc}")
+        return None
+    echo_out = sys.stderr if plan.options.echo_stdout_to_stderr else sys.stdout
+    assert process.stdout is not None and process.stderr is not None
+    pumps = [_pump(process.stdout, run_dir / TRANSCRIPTS["stdout"], echo_out),
+             _pump(process.stderr, run_dir / TRANSCRIPTS["stderr"], sys.stderr)]
+    try:
+        code = process.wait()
+    except KeyboardInterrupt:
+        _stop(process)
+        raise _Interrupted(process.returncode) from None
+    finally:
+        for pump in pumps:
+            pump.join(DRAIN_TIMEOUT_S)
+    return code
+
+
+def _pump(stream: IO[bytes], transcript: Path, echo: TextIO) -> threading.Thread:
+    """Copy a pipe to its transcript file (bytes as given) and to the terminal (as text)."""
+
+    def copy() -> None:
+        decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
+        with transcript.open("wb") as sink:
+            while chunk := os.read(stream.fileno(), 65536):
+                sink.write(chunk)
+                sink.flush()
+                _echo(echo, decoder.decode(chunk))
+            _echo(echo, decoder.decode(b"", final=True))
+
+    thread = threading.Thread(target=copy, daemon=True)
+    thread.start()
+    return thread
+
+
+def _echo(stream: TextIO, text: str) -> None:
+    # A closed terminal must not stop the transcript from being written.
+    with contextlib.suppress(OSError, ValueError):
+        stream.write(text)
+        stream.flush()
+
+
+def _stop(process: subprocess.Popen[bytes]) -> None:
+    """After Ctrl-C: the adapter got the SIGINT too; give it a moment, then insist."""
+    for action in (None, process.terminate, process.kill):
+        if action is not None:
+            action()
+        try:
+            process.wait(timeout=5)
+            return
+        except subprocess.TimeoutExpired:
+            continue
+
+
+def dumps_record(record: Mapping[str, Any]) -> str:
+    """run.json as ``--json`` prints it: the same canonical form as the file."""
+    return json.dumps(record, indent=2, sort_keys=True) + "\n"

@@ -1,0 +1,311 @@
+"""Adapters: the header, lookup and selection, and the claude-code and codex adapters driven
+against stub CLIs (tests/tasks/stubs) that record how they were called."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from ai_proving_ground.errors import ApgError
+from ai_proving_ground.tasks.adapters import (
+    AdapterHeader,
+    available,
+    find_adapter,
+    parse_annotations,
+    parse_header,
+    selected_name,
+)
+from ai_proving_ground.tasks.dataset import resolve_task
+
+Run = Callable[..., Any]  # the conftest ``apg`` fixture
+STUBS = Path(__file__).parent / "stubs"
+SHIPPED = ["claude-code", "codex", "manual", "nop", "oracle"]
+TASK = "dv01_view_build"
+
+
+@pytest.fixture(autouse=True)
+def _clean_env(monkeypatch: pytest.MonkeyPatch) -> None:
+    for name in ("AI_PG_AGENT", "AI_PG_DATASET", "AI_PG_ALLOW_HOST_CREDS", "AI_PG_BASELINE_DIR",
+                 "AI_PG_APPROOT", "APG_CLAUDE_ARGS", "APG_CODEX_ARGS", "ANTHROPIC_API_KEY",
+                 "OPENAI_API_KEY", "CODEX_API_KEY", "CLAUDE_CODE_OAUTH_TOKEN"):
+        monkeypatch.delenv(name, raising=False)
+
+
+@pytest.fixture
+def approot(tmp_path: Path) -> Path:
+    root = tmp_path / "bed"
+    root.mkdir()
+    return root
+
+
+@pytest.fixture
+def stubs_on_path(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """The stub claude and codex, first on PATH (copied, so their mode bits are certain)."""
+    bin_dir = tmp_path / "stub-bin"
+    shutil.copytree(STUBS, bin_dir)
+    for stub in bin_dir.iterdir():
+        stub.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
+    return bin_dir
+
+
+def add_adapter(approot: Path, name: str, text: str, mode: int = 0o755) -> Path:
+    path = approot / ".ddev" / "agents" / name
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text, encoding="utf-8")
+    path.chmod(mode)
+    return path
+
+
+def the_run(approot: Path) -> tuple[Path, dict[str, Any]]:
+    [run_dir] = (approot / ".ai-proving-ground" / "runs").iterdir()
+    return run_dir, json.loads((run_dir / "run.json").read_text(encoding="utf-8"))
+
+
+def prompt_arg(approot: Path) -> str:
+    # The adapters pass "$(cat $APG_PROMPT_FILE)", which drops trailing newlines.
+    return resolve_task(TASK, None, approot)[1].prompt.rstrip("\n")
+
+
+# ---------------------------------------------------------------------------- the header
+
+
+def test_annotations_are_read_like_ddev() -> None:
+    text = "\n".join([
+        "#!/usr/bin/env bash",
+        "## Description: first",
+        "##Description: no space, ignored",
+        "## Description:   \"second: with a colon\"  ",
+        "## no colon here",
+        "# Credentials: a plain comment",
+        "echo '## Credentials: none'",
+    ])
+    assert parse_annotations(text) == {"Description": "second: with a colon"}
+
+
+def test_credentials_last_occurrence_wins_and_quotes_are_trimmed() -> None:
+    header = parse_header("## Credentials: host-shared\n## Credentials: 'none'\n")
+    assert header.credentials == "none" and not header.needs_credentials
+
+
+@pytest.mark.parametrize("text", ["#!/bin/sh\necho hi\n", "## Credentials: None\n",
+                                  "## Credentials: bed scoped\n", "## Credentials:\n"])
+def test_missing_or_unrecognised_credentials_read_as_unknown(text: str) -> None:
+    header = parse_header(text)
+    assert header.credentials == "unknown" and header.needs_credentials
+
+
+@pytest.mark.parametrize("value", ["none", "bed-scoped", "host-shared"])
+def test_recognised_credentials(value: str) -> None:
+    assert parse_header(f"## Credentials: {value}\n").credentials == value
+
+
+def test_env_and_interactive() -> None:
+    header = parse_header("## Env: A_KEY, B ,A_KEY\n## Interactive: yes\n")
+    assert header == AdapterHeader(credentials="unknown", env=("A_KEY", "B"), interactive=True)
+    assert parse_header("## Interactive: no\n").interactive is False
+
+
+def test_env_with_a_bad_name_is_refused() -> None:
+    with pytest.raises(ApgError) as caught:
+        parse_header("## Env: GOOD, not-a-name\n", where="x")
+    assert caught.value.token == "APG_RUN_AGENT_INVALID" and caught.value.exit_code == 2
+    assert "not-a-name" in caught.value.message
+
+
+def test_shipped_headers() -> None:
+    headers = {name: find_adapter(name, Path("/nonexistent")).header for name in SHIPPED}
+    assert {n: h.credentials for n, h in headers.items()} == {
+        "claude-code": "bed-scoped", "codex": "bed-scoped", "manual": "none", "nop": "none",
+        "oracle": "none"}
+    assert headers["manual"].interactive and not headers["nop"].interactive
+    assert "ANTHROPIC_API_KEY" in headers["claude-code"].env
+    assert "OPENAI_API_KEY" in headers["codex"].env
+    assert all(h.description for h in headers.values())
+
+
+# ---------------------------------------------------------------------------- lookup
+
+
+def test_selection_order(monkeypatch: pytest.MonkeyPatch) -> None:
+    assert selected_name(None) == "manual"
+    monkeypatch.setenv("AI_PG_AGENT", "")
+    assert selected_name(None) == "manual"
+    monkeypatch.setenv("AI_PG_AGENT", "nop")
+    assert selected_name(None) == "nop"
+    assert selected_name("oracle") == "oracle"
+
+
+def test_real_runtimes_are_never_chosen_implicitly(approot: Path, apg: Run) -> None:
+    # Even with claude-code and codex shipped and a claude CLI on PATH, no flag means manual.
+    assert selected_name(None) == "manual"
+    assert find_adapter(selected_name(None), approot).header.credentials == "none"
+
+
+def test_bed_adapter_shadows_the_shipped_one(approot: Path) -> None:
+    path = add_adapter(approot, "nop", "#!/usr/bin/env bash\n## Credentials: none\nexit 0\n")
+    adapter = find_adapter("nop", approot)
+    assert (adapter.path, adapter.source) == (path, "bed")
+    assert find_adapter("oracle", approot).source == "shipped"
+
+
+def test_unknown_adapter_lists_what_is_available(approot: Path, apg: Run) -> None:
+    add_adapter(approot, "mine", "#!/usr/bin/env bash\n")
+    add_adapter(approot, "not-exec", "#!/usr/bin/env bash\n", mode=0o644)
+    assert available(approot) == sorted([*SHIPPED, "mine"])
+    rc, _, err = apg("run", TASK, "--approot", str(approot), "--agent", "ghost")
+    assert rc == 2
+    assert err.startswith("APG_RUN_AGENT_UNKNOWN no adapter 'ghost'")
+    assert "available: claude-code, codex, manual, mine, nop, oracle" in err
+    assert not (approot / ".ai-proving-ground").exists()
+
+
+def test_adapter_that_is_not_executable(approot: Path, apg: Run) -> None:
+    path = add_adapter(approot, "nop", "#!/usr/bin/env bash\n", mode=0o644)
+    rc, _, err = apg("run", TASK, "--approot", str(approot), "--agent", "nop")
+    assert rc == 2
+    assert err.startswith("APG_RUN_AGENT_NOT_EXECUTABLE") and f"chmod +x {path}" in err
+
+
+@pytest.mark.parametrize("name", ["../nop", "a/b", ".."])
+def test_adapter_name_is_one_safe_component(approot: Path, apg: Run, name: str) -> None:
+    rc, _, err = apg("run", TASK, "--approot", str(approot), f"--agent={name}")
+    assert rc == 2 and err.startswith("APG_NAME_INVALID")
+
+
+def test_bad_env_header_is_usage(approot: Path, apg: Run) -> None:
+    add_adapter(approot, "typo", "#!/usr/bin/env bash\n## Credentials: none\n## Env: A B\n")
+    rc, _, err = apg("run", TASK, "--approot", str(approot), "--agent", "typo")
+    assert rc == 2 and err.startswith("APG_RUN_AGENT_INVALID")
+
+
+# ---------------------------------------------------------------------------- claude-code
+
+
+def test_claude_code_drives_claude_headless(approot: Path, apg: Run, stubs_on_path: Path,
+                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "bed-key")
+    monkeypatch.setenv("OPENAI_API_KEY", "not-for-claude")
+    rc, out, err = apg("run", TASK, "--approot", str(approot), "--agent", "claude-code",
+                       "--model", "claude-test-model")
+    run_dir, record = the_run(approot)
+    seen = json.loads((run_dir / "stub-claude.json").read_text(encoding="utf-8"))
+    assert rc == 0, err
+    assert seen["argv"] == ["-p", prompt_arg(approot), "--output-format", "stream-json",
+                            "--verbose", "--model", "claude-test-model"]
+    assert seen["cwd"] == str(approot)
+    assert seen["home"] == str(run_dir / "home")
+    assert seen["api_key"] == "bed-key"
+    assert "OPENAI_API_KEY" not in seen["env_names"]
+    assert seen["stdin_is_tty"] is False
+    transcript = (run_dir / "claude-code.jsonl").read_text(encoding="utf-8").splitlines()
+    assert [json.loads(line)["type"] for line in transcript] == ["system", "result"]
+    assert (run_dir / "stdout.log").read_text(encoding="utf-8").splitlines() == transcript
+    assert "stub claude progress" in (run_dir / "stderr.log").read_text(encoding="utf-8")
+    assert '"stub claude done"' in out
+    assert record["adapter"]["credentials"] == "bed-scoped" and record["attempted"] is True
+    assert record["preflight"]["checked"] is True
+
+
+def test_claude_code_without_a_model_passes_none(approot: Path, apg: Run,
+                                                 stubs_on_path: Path) -> None:
+    assert apg("run", TASK, "--approot", str(approot), "--agent", "claude-code").rc == 0
+    run_dir, record = the_run(approot)
+    seen = json.loads((run_dir / "stub-claude.json").read_text(encoding="utf-8"))
+    assert "--model" not in seen["argv"] and record["model"] is None
+
+
+def test_claude_code_extra_args_are_explicit(approot: Path, apg: Run, stubs_on_path: Path,
+                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("APG_CLAUDE_ARGS", "--permission-mode bypassPermissions")
+    assert apg("run", TASK, "--approot", str(approot), "--agent", "claude-code").rc == 0
+    run_dir, _ = the_run(approot)
+    seen = json.loads((run_dir / "stub-claude.json").read_text(encoding="utf-8"))
+    assert seen["argv"][-2:] == ["--permission-mode", "bypassPermissions"]
+
+
+def test_claude_code_exits_with_the_cli_code(approot: Path, apg: Run, stubs_on_path: Path) -> None:
+    rc, _, err = apg("run", TASK, "--approot", str(approot), "--agent", "claude-code",
+                     "--model", "stub-exit-5")
+    _, record = the_run(approot)
+    assert rc == 1 and "adapter 'claude-code' exited 5" in err
+    assert (record["adapter_exit_code"], record["attempted"]) == (5, False)
+
+
+def test_claude_code_without_the_cli(approot: Path, apg: Run,
+                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("PATH", "/usr/bin:/bin")
+    if shutil.which("claude"):
+        pytest.skip("a real claude CLI is installed in /usr/bin or /bin")
+    rc, _, err = apg("run", TASK, "--approot", str(approot), "--agent", "claude-code")
+    _, record = the_run(approot)
+    assert rc == 1
+    assert "npm install -g @anthropic-ai/claude-code" in err
+    assert record["adapter_exit_code"] == 127
+
+
+def test_claude_code_is_refused_when_the_bed_shares_credentials(
+        approot: Path, apg: Run, stubs_on_path: Path) -> None:
+    (approot / ".ddev").mkdir()
+    (approot / ".ddev" / "docker-compose.claude.yaml").write_text(
+        "services:\n  web:\n    volumes: ['~/.claude:/home/.claude']\n", encoding="utf-8")
+    rc, _, err = apg("run", TASK, "--approot", str(approot), "--agent", "claude-code")
+    run_dir, record = the_run(approot)
+    assert rc == 1 and "APG_RUN_CRED_REFUSED adapter 'claude-code'" in err
+    assert not (run_dir / "stub-claude.json").exists()
+    assert record["status"] == "refused"
+
+
+# ---------------------------------------------------------------------------- codex
+
+
+def test_codex_drives_codex_exec(approot: Path, apg: Run, stubs_on_path: Path,
+                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", "bed-openai-key")
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "not-for-codex")
+    rc, _, err = apg("run", TASK, "--approot", str(approot), "--agent", "codex",
+                       "--model", "gpt-test")
+    run_dir, record = the_run(approot)
+    seen = json.loads((run_dir / "stub-codex.json").read_text(encoding="utf-8"))
+    assert rc == 0, err
+    assert seen["argv"] == ["exec", "--json", "--model", "gpt-test", prompt_arg(approot)]
+    assert seen["cwd"] == str(approot) and seen["home"] == str(run_dir / "home")
+    assert seen["api_key"] == "bed-openai-key"
+    assert "ANTHROPIC_API_KEY" not in seen["env_names"]
+    transcript = (run_dir / "codex.jsonl").read_text(encoding="utf-8").splitlines()
+    assert [json.loads(line)["type"] for line in transcript] == ["thread.started", "turn.completed"]
+    assert "stub codex progress" in err
+    assert record["attempted"] is True and record["model"] == "gpt-test"
+
+
+def test_codex_without_a_model_and_with_extra_args(approot: Path, apg: Run, stubs_on_path: Path,
+                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("APG_CODEX_ARGS", "--sandbox workspace-write")
+    assert apg("run", TASK, "--approot", str(approot), "--agent", "codex").rc == 0
+    run_dir, _ = the_run(approot)
+    seen = json.loads((run_dir / "stub-codex.json").read_text(encoding="utf-8"))
+    assert seen["argv"] == ["exec", "--json", "--sandbox", "workspace-write", prompt_arg(approot)]
+
+
+def test_codex_exits_with_the_cli_code(approot: Path, apg: Run, stubs_on_path: Path) -> None:
+    rc, _, _ = apg("run", TASK, "--approot", str(approot), "--agent", "codex",
+                   "--model", "stub-exit-9")
+    _, record = the_run(approot)
+    assert rc == 1 and record["adapter_exit_code"] == 9
+
+
+def test_codex_without_the_cli(approot: Path, apg: Run, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("PATH", "/usr/bin:/bin")
+    if shutil.which("codex"):
+        pytest.skip("a real codex CLI is installed in /usr/bin or /bin")
+    rc, _, err = apg("run", TASK, "--approot", str(approot), "--agent", "codex")
+    _, record = the_run(approot)
+    assert rc == 1
+    assert "npm install -g @openai/codex" in err
+    assert record["adapter_exit_code"] == 127
