@@ -20,7 +20,9 @@ import yaml
 from ai_proving_ground.baselines.store import baseline_dir
 from ai_proving_ground.cli.grade import main as grade_main
 from ai_proving_ground.errors import ApgError
+from ai_proving_ground.fsutil import atomic_write_json
 from ai_proving_ground.paths import project_dir
+from ai_proving_ground.schemas import schema_errors
 from ai_proving_ground.sites.embedded.driver import EmbeddedSite
 from ai_proving_ground.tasks import checks as checks_module
 from ai_proving_ground.tasks import grade as grade_module
@@ -194,12 +196,56 @@ def test_config_valid_view_fails_only_the_execution_check(
     assert rows["message"] == f"executing kb_billing/page_1 gave {why}"
 
 
-def test_grade_costs_one_round_trip(fixtures_bed: Path) -> None:
+def test_grade_costs_one_round_trip(fixtures_bed: Path,
+                                    check_envelope_schemas: Callable[[Any], None]) -> None:
     driver = EmbeddedSite(fixtures_bed)
     envelope = grade_module.grade(grade_module.GradeRequest(fixtures_bed, "dv01_view_build"),
                                   driver)
     assert driver.round_trips == 1
     assert envelope["evaluation_results"][0]["score_details"]["score"] == 0.0
+    check_envelope_schemas(envelope)
+
+
+def spoil_tree(e: dict[str, Any]) -> None:
+    del e["eval_library"]["additional_details"]["grader_tree_sha256"]
+
+
+def spoil_class(e: dict[str, Any]) -> None:
+    del e["eval_library"]["additional_details"]["grader_class_sha256"]
+
+
+def spoil_dataset(e: dict[str, Any]) -> None:
+    del e["source_metadata"]["additional_details"]["task_sha256"]
+
+
+def spoil_verdict(e: dict[str, Any]) -> None:
+    e["evaluation_results"][0]["score_details"]["score"] = 1.0
+
+
+def spoil_string_map(e: dict[str, Any]) -> None:
+    e["evaluation_results"][0]["score_details"]["details"]["attempt_index"] = 1
+
+
+def spoil_timestamp(e: dict[str, Any]) -> None:
+    e["retrieved_timestamp"] = 1767269105.5
+
+
+def spoil_run_id(e: dict[str, Any]) -> None:
+    e["source_metadata"]["additional_details"]["apg_run_id"] = "../../run"
+
+
+@pytest.mark.parametrize("spoil", [spoil_tree, spoil_class, spoil_dataset, spoil_verdict,
+                                   spoil_string_map, spoil_timestamp, spoil_run_id])
+def test_envelope_schema_refuses_what_grade_never_emits(
+        fixtures_bed: Path, spoil: Callable[[dict[str, Any]], None]) -> None:
+    envelope = grade_module.grade(grade_module.GradeRequest(fixtures_bed, "dv01_view_build"),
+                                  EmbeddedSite(fixtures_bed))
+    assert schema_errors(envelope, "envelope") == []
+    spoil(envelope)
+    assert schema_errors(envelope, "envelope") != []
+    with pytest.raises(ApgError) as caught:
+        grade_module.check_envelope(envelope)
+    assert caught.value.token == "APG_GRADE_ENVELOPE_INVALID"
 
 
 # ---------------------------------------------------------------------------- provenance
@@ -556,12 +602,10 @@ def read_only_run_dir(run_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
         return
     # Root ignores the mode; make the save meet the error a read-only directory gives.
     probe.unlink()
-    real = grade_module.atomic_write_json
-
     def refuse(path: Path, data: Any) -> None:
         if path.parent == run_dir:
             raise PermissionError(13, "Permission denied", str(path))
-        real(path, data)
+        atomic_write_json(path, data)
 
     monkeypatch.setattr(grade_module, "atomic_write_json", refuse)
 

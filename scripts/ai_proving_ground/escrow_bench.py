@@ -1,0 +1,131 @@
+"""How long the escrow verifier takes beside ``sha256sum`` over the same files, in the same run.
+
+``verify_benchmark(workdir)`` builds a provisioned bed whose fixture has ``nodes`` content files
+(the judging tree then holds them, the grader package, the datasets and the recipes), escrows it,
+and times a whole verifier process (``python -I escrow_verify.py BED SET``: interpreter start,
+escrow integrity, baseline files, one git call for the tag, the judging tree) against one
+``sha256sum`` process over every file the verifier reads. Best of ``repeat`` wall times each.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from ai_proving_ground.bed import init_bed
+from ai_proving_ground.escrow import escrow
+from ai_proving_ground.gitutil import git
+from ai_proving_ground.provision import provision
+
+DEFAULT_NODES = 10_000
+
+
+@contextlib.contextmanager
+def _env(**values: str | None) -> Iterator[None]:
+    saved = {name: os.environ.get(name) for name in values}
+    try:
+        for name, value in values.items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
+        yield
+    finally:
+        for name, value in saved.items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
+
+
+def files_read(set_dir: Path) -> list[str]:
+    """Every regular file the verifier hashes: escrow copies, bed baseline files, judging files."""
+    data = json.loads((set_dir / "escrow.json").read_text(encoding="utf-8"))
+    paths = [str(set_dir / relative) for relative in sorted(data["escrowed"])]
+    baseline = data["baseline"]
+    paths += [os.path.join(baseline["dir"], name) for name, record in sorted(baseline["files"].items())
+              if not record.get("absent")]
+    roots = {root["label"]: root["path"] for root in data["judging"]["roots"]}
+    for key, entry in sorted(data["judging"]["files"].items()):
+        if entry["kind"] != "file":
+            continue
+        label = next(lbl for lbl in roots if key == lbl or key.startswith(lbl + "/"))
+        paths.append(roots[label] + key[len(label):])
+    return paths
+
+
+def _batches(paths: list[str]) -> list[list[str]]:
+    """Argument lists that fit the kernel's limit (one batch unless the tree is huge)."""
+    limit = max(1 << 16, os.sysconf("SC_ARG_MAX") // 2 - 4096)
+    batches: list[list[str]] = [[]]
+    used = 0
+    for path in paths:
+        size = len(os.fsencode(path)) + 9
+        if batches[-1] and used + size > limit:
+            batches.append([])
+            used = 0
+        batches[-1].append(path)
+        used += size
+    return batches
+
+
+def _time(command_sets: list[list[str]]) -> float:
+    start = time.perf_counter()
+    for command in command_sets:
+        done = subprocess.run(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, check=False)
+        if done.returncode != 0:
+            raise RuntimeError(f"{command[0]} failed: {done.stderr.decode(errors='replace')[-500:]}")
+    return time.perf_counter() - start
+
+
+def verify_benchmark(workdir: Path, nodes: int = DEFAULT_NODES, repeat: int = 5) -> dict[str, Any]:
+    """verify_s, sha256sum_s (None without sha256sum) and verify_ratio, plus what was hashed."""
+    from ai_proving_ground.bench import write_bench_fixture  # bench imports this module
+
+    workdir.mkdir(parents=True, exist_ok=True)
+    fixture_root = workdir / "escrow-bench-fixtures"
+    approot = workdir / "escrow-bench-bed"
+    for leftover in (fixture_root, approot, workdir / "escrow-bench-escrow"):
+        shutil.rmtree(leftover, ignore_errors=True)
+    name = write_bench_fixture(fixture_root, nodes)
+    with _env(AI_PG_FIXTURE_PATH=str(fixture_root), AI_PG_BASELINE_DIR=None, AI_PG_BASELINE_REF=None), \
+            contextlib.redirect_stderr(io.StringIO()):
+        site = init_bed(approot)
+        git(approot, ["commit", "--allow-empty", "-q", "-m", "bench"])
+        provision(approot, [name], site)
+        set_dir = escrow(approot, [name], root=workdir / "escrow-bench-escrow")
+    paths = files_read(set_dir)
+    verify_command = [sys.executable, "-I", str(set_dir / "escrow_verify.py"), str(approot),
+                      str(set_dir)]
+    sha256sum = shutil.which("sha256sum")
+    hash_commands = [[sha256sum, "--", *batch] for batch in _batches(paths)] if sha256sum else []
+    verify_s = sha_s = float("inf")
+    for _ in range(repeat):
+        verify_s = min(verify_s, _time([verify_command]))
+        if hash_commands:
+            sha_s = min(sha_s, _time(hash_commands))
+    has_sha = bool(hash_commands)
+    return {
+        "nodes": nodes,
+        "files": len(paths),
+        "bytes": sum(os.path.getsize(p) for p in paths),
+        "verify_s": round(verify_s, 4),
+        "sha256sum_s": round(sha_s, 4) if has_sha else None,
+        "verify_ratio": round(verify_s / sha_s, 2) if has_sha and sha_s else None,
+    }
+
+
+if __name__ == "__main__":
+    import tempfile
+
+    with tempfile.TemporaryDirectory(prefix="apg-escrow-bench-") as tmp:
+        print(json.dumps(verify_benchmark(Path(tmp)), indent=2))
