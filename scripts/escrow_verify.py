@@ -37,16 +37,20 @@ is set, that tag. The chosen set's own verifier copy then does the check.
 
 from __future__ import annotations
 
-import argparse
 import hashlib
 import json
 import os
-import shutil
 import stat
 import subprocess
 import sys
-import tempfile
-from typing import Any, Dict, List, Optional, Sequence, Tuple
+
+# Annotations only (they are never evaluated): importing typing would cost start-up time.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any, Dict, List, Optional, Sequence, Tuple
+
+    Entry = Dict[str, Any]
+    Finding = Tuple[str, str]
 
 FORMAT = 1
 ESCROW_JSON = "escrow.json"
@@ -57,9 +61,8 @@ DEFAULT_FIXTURES = ("kb_docs", "canvas_home")
 # Caches and VCS data never count as judging code.
 SKIP_DIRS = frozenset({".git", "__pycache__", ".mypy_cache", ".pytest_cache", ".ruff_cache"})
 CHUNK = 1 << 20
-
-Entry = Dict[str, Any]
-Finding = Tuple[str, str]
+_READ_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0)
+_SCAN_FLAGS = _READ_FLAGS | getattr(os, "O_NONBLOCK", 0)  # a FIFO swapped in must not block
 
 
 class EscrowError(Exception):
@@ -81,26 +84,32 @@ def _show(path: str) -> str:
 # --- hashing ------------------------------------------------------------------------------------
 
 
-def _hash_fd(fd: int, limit: Optional[int] = None) -> Tuple[str, int]:
-    """sha256 and length of what ``fd`` holds (at most ``limit`` bytes), read in large chunks."""
-    digest = hashlib.sha256()
-    size = 0
-    while limit is None or size < limit:
-        block = os.read(fd, CHUNK if limit is None else min(CHUNK, limit - size))
+def _hash_fd(fd: int, size: int, limit: Optional[int] = None) -> Tuple[str, int]:
+    """sha256 and length of what ``fd`` holds (at most ``limit`` bytes). ``size`` is fstat's size:
+    a small file is read in one call, a large one in CHUNK-sized reads, up to end of file."""
+    first = min(size + 1, CHUNK) if limit is None else min(size + 1, CHUNK, limit)
+    block = os.read(fd, first)
+    digest = hashlib.sha256(block)
+    done = len(block)
+    if done < first:  # a short read: end of file
+        return digest.hexdigest(), done
+    while limit is None or done < limit:
+        block = os.read(fd, CHUNK if limit is None else min(CHUNK, limit - done))
         if not block:
             break
         digest.update(block)
-        size += len(block)
-    return digest.hexdigest(), size
+        done += len(block)
+    return digest.hexdigest(), done
 
 
 def hash_path(path: str, limit: Optional[int] = None) -> Tuple[str, int]:
     """sha256 of a regular file, never through a symlink."""
-    fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0))
+    fd = os.open(path, _READ_FLAGS)
     try:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
             raise OSError(f"{path} is not a regular file")
-        return _hash_fd(fd, limit)
+        return _hash_fd(fd, st.st_size, limit)
     finally:
         os.close(fd)
 
@@ -108,61 +117,66 @@ def hash_path(path: str, limit: Optional[int] = None) -> Tuple[str, int]:
 # --- the judging tree -----------------------------------------------------------------------------
 
 
-def _file_entry(path: str) -> Entry:
-    flags = os.O_RDONLY | os.O_NOFOLLOW | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
+# Every open below is relative to an open directory (openat) and never follows a symlink: a
+# directory swapped for a link mid-scan fails to open instead of leading outside the tree.
+_DIR_FLAGS = _READ_FLAGS | getattr(os, "O_DIRECTORY", 0)
+_UNREADABLE: Entry = {"kind": "unreadable"}
+
+
+def _file_entry(name: str, dir_fd: Optional[int]) -> Entry:
     try:
-        fd = os.open(path, flags)
+        fd = os.open(name, _SCAN_FLAGS, dir_fd=dir_fd)
     except OSError:
-        return _entry_of(path, follow_file=False)
+        return _link_or_other(name, dir_fd)
     try:
         st = os.fstat(fd)
         if not stat.S_ISREG(st.st_mode):
             return {"kind": "other"}
-        digest, _size = _hash_fd(fd)
+        digest, _size = _hash_fd(fd, st.st_size)
     except OSError:
-        return {"kind": "unreadable"}
+        return dict(_UNREADABLE)
     finally:
         os.close(fd)
     return {"kind": "file", "sha256": digest, "exec": bool(st.st_mode & 0o111)}
 
 
-def _entry_of(path: str, follow_file: bool = True) -> Entry:
-    """The entry for a non-directory, decided by lstat (used when the fast path cannot)."""
+def _link_or_other(name: str, dir_fd: Optional[int]) -> Entry:
+    """What a path that could not be opened as a file is, by lstat."""
     try:
-        st = os.lstat(path)
+        st = os.lstat(name, dir_fd=dir_fd)
+        if stat.S_ISLNK(st.st_mode):
+            return {"kind": "symlink", "target": os.readlink(name, dir_fd=dir_fd)}
     except OSError:
-        return {"kind": "unreadable"}
-    if stat.S_ISLNK(st.st_mode):
-        try:
-            return {"kind": "symlink", "target": os.readlink(path)}
-        except OSError:
-            return {"kind": "unreadable"}
-    if stat.S_ISREG(st.st_mode):
-        return _file_entry(path) if follow_file else {"kind": "unreadable"}
-    return {"kind": "other"}
+        return dict(_UNREADABLE)
+    return {"kind": "other"} if not stat.S_ISREG(st.st_mode) else dict(_UNREADABLE)
 
 
-def _scan_dir(path: str, key: str, out: Dict[str, Entry]) -> None:
+def _scan_dir(dir_fd: int, key: str, out: Dict[str, Entry]) -> None:
     try:
-        with os.scandir(path) as scan:
+        with os.scandir(dir_fd) as scan:
             entries = list(scan)
     except OSError:
-        out[key] = {"kind": "unreadable"}
+        out[key] = dict(_UNREADABLE)
         return
     for entry in entries:
-        child = f"{key}/{entry.name}"
+        name = entry.name
+        child = f"{key}/{name}"
         try:
             if entry.is_dir(follow_symlinks=False):
-                if entry.name not in SKIP_DIRS:
-                    _scan_dir(entry.path, child, out)
+                if name not in SKIP_DIRS:
+                    sub = os.open(name, _DIR_FLAGS, dir_fd=dir_fd)
+                    try:
+                        _scan_dir(sub, child, out)
+                    finally:
+                        os.close(sub)
             elif entry.is_symlink():
-                out[child] = {"kind": "symlink", "target": os.readlink(entry.path)}
+                out[child] = {"kind": "symlink", "target": os.readlink(name, dir_fd=dir_fd)}
             elif entry.is_file(follow_symlinks=False):
-                out[child] = _file_entry(entry.path)
+                out[child] = _file_entry(name, dir_fd)
             else:
                 out[child] = {"kind": "other"}
         except OSError:
-            out[child] = {"kind": "unreadable"}
+            out[child] = dict(_UNREADABLE)
 
 
 def scan_root(path: str, label: str, out: Dict[str, Entry]) -> None:
@@ -173,12 +187,20 @@ def scan_root(path: str, label: str, out: Dict[str, Entry]) -> None:
     except FileNotFoundError:
         return
     except OSError:
-        out[label] = {"kind": "unreadable"}
+        out[label] = dict(_UNREADABLE)
         return
-    if stat.S_ISDIR(st.st_mode):
-        _scan_dir(path, label, out)
-    else:
-        out[label] = _entry_of(path)
+    if not stat.S_ISDIR(st.st_mode):
+        out[label] = _file_entry(path, None)
+        return
+    try:
+        fd = os.open(path, _DIR_FLAGS)
+    except OSError:
+        out[label] = dict(_UNREADABLE)
+        return
+    try:
+        _scan_dir(fd, label, out)
+    finally:
+        os.close(fd)
 
 
 def scan_tree(roots: Sequence[Entry]) -> Dict[str, Entry]:
@@ -192,8 +214,12 @@ def scan_tree(roots: Sequence[Entry]) -> Dict[str, Entry]:
 def compare_tree(recorded: Dict[str, Entry], live: Dict[str, Entry]) -> List[Finding]:
     """(path, change) for every difference, sorted by path."""
     found: List[Finding] = []
+    if recorded == live:  # the usual case, decided in one C-level comparison
+        return found
     for key in sorted(set(recorded) | set(live)):
         was, now = recorded.get(key), live.get(key)
+        if was == now:
+            continue
         if was is None:
             found.append((key, "added"))
         elif now is None:
@@ -231,25 +257,42 @@ GIT_SAFETY = ("-c", "core.hooksPath=/dev/null", "-c", "core.fsmonitor=false",
               "-c", "fetch.writeCommitGraph=false", "-c", "core.pager=cat")
 
 
+def _git_exe() -> str:
+    for folder in os.environ.get("PATH", os.defpath).split(os.pathsep):
+        candidate = os.path.join(folder or ".", "git")
+        if os.path.isfile(candidate) and os.access(candidate, os.X_OK):
+            return candidate
+    return "git"
+
+
+def start_git(bed: str, args: Sequence[str]) -> subprocess.Popen[bytes]:
+    return subprocess.Popen([_git_exe(), "-C", bed, *GIT_SAFETY, *args], env=git_env(bed),
+                            stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+
+
 def run_git(bed: str, args: Sequence[str]) -> subprocess.CompletedProcess[bytes]:
-    exe = shutil.which("git") or "git"
-    return subprocess.run([exe, "-C", bed, *GIT_SAFETY, *args], env=git_env(bed),
-                          stdin=subprocess.DEVNULL, capture_output=True, check=False)
+    process = start_git(bed, args)
+    out, err = process.communicate()
+    return subprocess.CompletedProcess(process.args, process.returncode, out, err)
 
 
-def read_tag(bed: str, tag: str) -> Entry:
+def start_read_tag(bed: str, tag: str) -> subprocess.Popen[bytes]:
+    """Start the one git call that reads the tag; :func:`finish_read_tag` collects it, so the
+    tree can be hashed meanwhile."""
+    return start_git(bed, ["for-each-ref", "--format=%(refname)%00%(objectname)%00%(objecttype)"
+                           "%00%(*objectname)%00%(*objecttype)", f"refs/tags/{tag}"])
+
+
+def finish_read_tag(process: subprocess.Popen[bytes], tag: str) -> Entry:
     """{"state": "present", "object", "type", "commit"} | {"state": "deleted"} |
-    {"state": "unreadable", "detail"}; one git call."""
+    {"state": "unreadable", "detail"}."""
     ref = f"refs/tags/{tag}"
-    try:
-        done = run_git(bed, ["for-each-ref", "--format=%(refname)%00%(objectname)%00%(objecttype)"
-                             "%00%(*objectname)%00%(*objecttype)", ref])
-    except OSError as exc:
-        return {"state": "unreadable", "detail": f"git could not run: {exc}"}
-    if done.returncode != 0:
-        lines = done.stderr.decode(errors="replace").strip().splitlines()
-        return {"state": "unreadable", "detail": lines[-1] if lines else f"git exit {done.returncode}"}
-    for line in done.stdout.decode(errors="surrogateescape").splitlines():
+    out, err = process.communicate()
+    if process.returncode != 0:
+        lines = err.decode(errors="replace").strip().splitlines()
+        return {"state": "unreadable",
+                "detail": lines[-1] if lines else f"git exit {process.returncode}"}
+    for line in out.decode(errors="surrogateescape").splitlines():
         fields = line.split("\0")
         if len(fields) == 5 and fields[0] == ref:
             _name, obj, kind, peeled, peeled_kind = fields
@@ -259,6 +302,14 @@ def read_tag(bed: str, tag: str) -> Entry:
                 return {"state": "present", "object": obj, "type": kind, "commit": peeled}
             return {"state": "unreadable", "detail": f"{ref} names a {kind}, not a commit"}
     return {"state": "deleted"}
+
+
+def read_tag(bed: str, tag: str) -> Entry:
+    try:
+        process = start_read_tag(bed, tag)
+    except OSError as exc:
+        return {"state": "unreadable", "detail": f"git could not run: {exc}"}
+    return finish_read_tag(process, tag)
 
 
 def tag_change(recorded: Entry, live: Entry) -> Optional[str]:
@@ -392,16 +443,20 @@ def check_baseline(set_dir: str, escrow: Entry) -> List[Finding]:
     return found
 
 
-def check_tag(escrow: Entry, bed: str) -> List[Finding]:
+def check_tag(escrow: Entry, bed: str, live: Optional[Entry] = None) -> List[Finding]:
     baseline = escrow["baseline"]
-    change = tag_change(baseline["tag_state"], read_tag(bed, baseline["tag"]))
-    return [(f"tag {baseline['tag']}", change)] if change else []
+    if live is None:
+        live = read_tag(bed, baseline["tag"])
+    change = tag_change(baseline["tag_state"], live)
+    return [(f"tag {_show(baseline['tag'])}", change)] if change else []
 
 
 # --- restore ------------------------------------------------------------------------------------
 
 
 def _remove(path: str) -> None:
+    import shutil
+
     if os.path.isdir(path) and not os.path.islink(path):
         shutil.rmtree(path)
     elif os.path.lexists(path):
@@ -410,10 +465,12 @@ def _remove(path: str) -> None:
 
 def _copy_verified(source: str, directory: str, name: str, record: Entry) -> None:
     """Write the escrowed copy beside the destination, check it, then rename it into place."""
+    import tempfile
+
     fd, tmp = tempfile.mkstemp(prefix=f".{name}.", suffix=".restore", dir=directory)
     try:
         digest = hashlib.sha256()
-        src = os.open(source, os.O_RDONLY | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0))
+        src = os.open(source, _READ_FLAGS)
         try:
             while True:
                 block = os.read(src, CHUNK)
@@ -433,7 +490,7 @@ def _copy_verified(source: str, directory: str, name: str, record: Entry) -> Non
         fd = -1
         destination = os.path.join(directory, name)
         if os.path.isdir(destination) and not os.path.islink(destination):
-            shutil.rmtree(destination)
+            _remove(destination)
         os.replace(tmp, destination)
     except BaseException:
         if fd >= 0:
@@ -493,6 +550,13 @@ def restore_tag(set_dir: str, escrow: Entry, bed: str) -> None:
 # --- the check ----------------------------------------------------------------------------------
 
 
+def report_mismatches(files: List[Finding], tag: List[Finding]) -> None:
+    for name, change in files:
+        say("APG_ESCROW_MISMATCH", f"{_show(name)} {change}")
+    for what, change in tag:  # already "tag <name>"
+        say("APG_ESCROW_MISMATCH", f"{what} {change}")
+
+
 def verify(bed: str, set_dir: str, restore: bool) -> int:
     try:
         escrow = load_escrow(set_dir)
@@ -504,11 +568,19 @@ def verify(bed: str, set_dir: str, restore: bool) -> int:
         say("APG_ESCROW_WRONG_BED", f"{_show(os.path.realpath(bed))} is not the bed this set was "
             f"escrowed for: {_show(escrow['approot_real'])}")
         return 2
+    tag_name = escrow["baseline"]["tag"]
+    reading: Optional[subprocess.Popen[bytes]] = None
+    failed: Entry = {"state": "unreadable", "detail": "git could not run"}
+    try:
+        reading = start_read_tag(bed, tag_name)
+    except OSError as exc:
+        failed["detail"] = f"git could not run: {exc}"
+    # git reads the tag while the baseline files and the judging tree are hashed.
     mismatches = check_baseline(set_dir, escrow)
-    tag = check_tag(escrow, bed)
-    for name, change in mismatches + tag:
-        say("APG_ESCROW_MISMATCH", f"{_show(name)} {change}")
-    tampered = compare_tree(escrow["judging"]["files"], scan_tree(escrow["judging"]["roots"]))
+    live = scan_tree(escrow["judging"]["roots"])
+    tag = check_tag(escrow, bed, finish_read_tag(reading, tag_name) if reading else failed)
+    report_mismatches(mismatches, tag)
+    tampered = compare_tree(escrow["judging"]["files"], live)
     for path, change in tampered:
         say("APG_TAMPERED", f"{_show(path)} {change}")
     if restore and (mismatches or tag):
@@ -517,8 +589,7 @@ def verify(bed: str, set_dir: str, restore: bool) -> int:
         if tag:
             restore_tag(set_dir, escrow, bed)
         mismatches, tag = check_baseline(set_dir, escrow), check_tag(escrow, bed)
-        for name, change in mismatches + tag:
-            say("APG_ESCROW_MISMATCH", f"{_show(name)} {change}")
+        report_mismatches(mismatches, tag)
     if mismatches or tag or tampered:
         return 1
     say("APG_ESCROW_OK", str(escrow["set_key"]))
@@ -593,25 +664,51 @@ def report_none(root: str, bed: str, names: Sequence[str], ref: Optional[str],
 # --- command line -------------------------------------------------------------------------------
 
 
-class _Parser(argparse.ArgumentParser):
-    def error(self, message: str) -> Any:
-        self.print_usage(sys.stderr)
-        say("APG_USAGE", message)
-        raise SystemExit(2)
+USAGE = ("usage: escrow_verify.py BED [ESCROW_SET_DIR | FIXTURE...] [--restore] "
+         "[--project NAME] [--escrow-root DIR]\n")
 
 
-def _parser() -> _Parser:
-    parser = _Parser(prog="escrow_verify.py", description=__doc__,
-                     formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("bed", help="the bed's app root")
-    parser.add_argument("rest", nargs="*", metavar="ESCROW_SET_DIR|FIXTURE",
-                        help="an escrow set directory, or fixture names to choose a set by")
-    parser.add_argument("--restore", action="store_true",
-                        help="rewrite differing baseline files and the tag from the escrow")
-    parser.add_argument("--project", help="look only in this project's escrow folder")
-    parser.add_argument("--escrow-root", help="default: $AI_PG_ESCROW_DIR, else "
-                                              "~/.ai-proving-ground-escrow")
-    return parser
+class UsageError(Exception):
+    """Bad arguments."""
+
+
+class Arguments:
+    def __init__(self) -> None:
+        self.positional: List[str] = []
+        self.restore = False
+        self.project: Optional[str] = None
+        self.escrow_root: Optional[str] = None
+        self.help = False
+
+
+def parse_args(argv: Sequence[str]) -> Arguments:
+    """BED, then a set directory or fixture names; --restore, --project NAME, --escrow-root DIR
+    (also as --option=value); ``--`` ends the options."""
+    args = Arguments()
+    items = list(argv)
+    options_done = False
+    while items:
+        item = items.pop(0)
+        if options_done or not item.startswith("-") or item == "-":
+            args.positional.append(item)
+        elif item == "--":
+            options_done = True
+        elif item in {"-h", "--help"}:
+            args.help = True
+        elif item == "--restore":
+            args.restore = True
+        elif item.split("=", 1)[0] in {"--project", "--escrow-root"}:
+            name, has_value, value = item.partition("=")
+            if not has_value:
+                if not items:
+                    raise UsageError(f"{name} needs a value")
+                value = items.pop(0)
+            setattr(args, name[2:].replace("-", "_"), value)
+        else:
+            raise UsageError(f"unknown option {item}")
+    if not args.help and not args.positional:
+        raise UsageError("BED is required")
+    return args
 
 
 def _is_set_dir(argument: str) -> bool:
@@ -622,37 +719,49 @@ def _is_fixture_name(argument: str) -> bool:
     return bool(argument) and argument[0].isalpha() and argument.replace("_", "").isalnum()
 
 
+def _usage_error(message: str) -> int:
+    sys.stderr.write(USAGE)
+    say("APG_USAGE", message)
+    return 2
+
+
 def main(argv: Optional[Sequence[str]] = None) -> int:
-    parser = _parser()
-    args = parser.parse_args(sys.argv[1:] if argv is None else list(argv))
-    if not os.path.isdir(args.bed):
-        parser.error(f"bed {args.bed!r} is not a directory")
-    if len(args.rest) == 1 and _is_set_dir(args.rest[0]):
-        return verify(args.bed, os.path.abspath(args.rest[0]), args.restore)
-    bad = [arg for arg in args.rest if not _is_fixture_name(arg)]
+    try:
+        args = parse_args(sys.argv[1:] if argv is None else argv)
+    except UsageError as exc:
+        return _usage_error(str(exc))
+    if args.help:
+        sys.stdout.write(USAGE + (__doc__ or ""))
+        return 0
+    bed, rest = args.positional[0], args.positional[1:]
+    if not os.path.isdir(bed):
+        return _usage_error(f"bed {bed!r} is not a directory")
+    if len(rest) == 1 and _is_set_dir(rest[0]):
+        return verify(bed, os.path.abspath(rest[0]), args.restore)
+    bad = [arg for arg in rest if not _is_fixture_name(arg)]
     if bad:
-        parser.error(f"{bad[0]!r} is neither an escrow set directory (holding {ESCROW_JSON}) nor "
-                     "a fixture name; pass one set directory or fixture names")
+        return _usage_error(f"{bad[0]!r} is neither an escrow set directory (holding {ESCROW_JSON}) "
+                            "nor a fixture name; pass one set directory or fixture names")
     if args.project is not None and (not args.project or "/" in args.project
                                      or args.project in {".", ".."}):
-        parser.error(f"--project {args.project!r} must be a single folder name")
+        return _usage_error(f"--project {args.project!r} must be a single folder name")
     root = escrow_root(args.escrow_root)
-    names = requested_names(args.rest)
+    names = requested_names(rest)
     ref = os.environ.get("AI_PG_BASELINE_REF") or None
-    matches, others = find_sets(root, args.project, args.bed, names, ref)
+    matches, others = find_sets(root, args.project, bed, names, ref)
     if len(matches) != 1:
-        report_none(root, args.bed, names, ref, matches, others)
+        report_none(root, bed, names, ref, matches, others)
         return 1
     chosen = matches[0]["dir"]
     say("APG_ESCROW_SELECTED", _show(chosen))
     copy = os.path.join(chosen, VERIFIER)
     if os.path.realpath(copy) == os.path.realpath(__file__):
-        return verify(args.bed, chosen, args.restore)
+        return verify(bed, chosen, args.restore)
     # The chosen set's own copy judges; an unreadable copy fails like any other escrow file.
     if not os.path.isfile(copy):
         say("APG_ESCROW_UNREADABLE", f"{_show(copy)} is missing")
         return 2
-    command = [sys.executable, "-I", copy, args.bed, chosen] + (["--restore"] if args.restore else [])
+    command = [sys.executable, "-I", copy, bed, chosen] + (["--restore"] if args.restore else [])
     return subprocess.run(command, check=False).returncode
 
 

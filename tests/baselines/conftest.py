@@ -25,7 +25,7 @@ from typing import Any, ClassVar
 
 import pytest
 
-from ai_proving_ground.baselines import public_files
+from ai_proving_ground.baselines import grader_tree, public_files
 from ai_proving_ground.baselines.store import Baseline, baseline_dir
 from ai_proving_ground.bed import init_bed
 from ai_proving_ground.fixtures import DEFAULT_FIXTURES, load_set
@@ -148,7 +148,22 @@ def raw_bed(raw_template: Path, tmp_path: Path) -> Path:
 @pytest.fixture
 def pbed(provisioned_template: Path, tmp_path: Path) -> Path:
     """A provisioned bed of its own for one test."""
-    return copy_bed(provisioned_template, tmp_path / "bed")
+    bed = copy_bed(provisioned_template, tmp_path / "bed")
+    _refresh_grader_fingerprint(bed)
+    return bed
+
+
+def _refresh_grader_fingerprint(bed: Path) -> None:
+    """Re-record the judging-code fingerprint, which covers this package's own source: when
+    someone edits the checkout while the suite runs, the session template's copy goes stale
+    and every reset would rightly say APG_RESET_GRADER_DRIFT."""
+    fixture_set = load_set(list(DEFAULT_FIXTURES), bed)
+    baseline = Baseline(baseline_dir(bed), fixture_set.key)
+    files = grader_tree.fingerprint(bed, fixture_set)
+    listing = grader_tree.render_listing(files)
+    if baseline.grader_files.read_text(encoding="utf-8") != listing:
+        baseline.grader_files.write_text(listing, encoding="utf-8")
+        baseline.grader_sha256.write_text(grader_tree.tree_sha256(files) + "\n")
 
 
 # ---------------------------------------------------------------------------- state readers

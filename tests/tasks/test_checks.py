@@ -349,6 +349,15 @@ def test_command_failures_are_verdicts_not_crashes(fixtures_bed: Path) -> None:
                     "message": "timed out after 0.2s"}
 
 
+def test_command_timeout_stops_what_the_command_started(fixtures_bed: Path) -> None:
+    # The shell's child would otherwise outlive the grade and change the bed afterwards.
+    spec = {"type": "command", "argv": ["sh", "-c", "(sleep 0.6; touch late) & wait"],
+            "timeout_s": 0.2}
+    assert one(fixtures_bed, spec)["message"] == "timed out after 0.2s"
+    time.sleep(0.9)
+    assert not (fixtures_bed / "late").exists()
+
+
 # ---------------------------------------------------------------------------- batching
 
 

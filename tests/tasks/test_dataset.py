@@ -284,3 +284,23 @@ def test_display_path(tmp_path: Path) -> None:
     assert inside.display_path(approot) == "datasets/mine.yml"
     outside = load_dataset(small_dataset(tmp_path / "outside.yml", "outside"))
     assert outside.display_path(approot) == str((tmp_path / "outside.yml").resolve())
+
+
+def test_hash_and_tasks_come_from_the_same_bytes(tmp_path: Path,
+                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    from ai_proving_ground.tasks import dataset as dataset_module
+
+    path = small_dataset(tmp_path / "ds.yml", "first")
+    real = dataset_module.load_document
+
+    def racing(target: Path, token: str) -> Any:
+        doc = real(target, token)
+        small_dataset(target, "second")  # rewritten between parse and hash
+        return doc
+
+    with monkeypatch.context() as patch:
+        patch.setattr(dataset_module, "load_document", racing)
+        error = invalid(path)
+    assert error.message == f"{path}: changed while it was being read; try again"
+    assert load_dataset(path).name == "second"
+    assert load_dataset(path).sha256 == hashlib.sha256(path.read_bytes()).hexdigest()

@@ -402,7 +402,7 @@ def test_run_provenance_model_and_grade_json(fixtures_bed: Path, grade: GradeFn,
     assert again.rc == 0
     assert again.envelope is not None
     assert json.loads((run_dir / "grade.json").read_text(encoding="utf-8")) == again.envelope
-    assert again.envelope["retrieved_timestamp"] != "" and saved != again.envelope
+    assert again.envelope["retrieved_timestamp"] != saved["retrieved_timestamp"]
 
 
 @pytest.fixture
@@ -642,3 +642,13 @@ def test_grade_json_is_replaced_by_a_regrade(fixtures_bed: Path, grade: GradeFn,
     assert second.details["verdict"] == "pass"
     assert json.loads((run_dir / "grade.json").read_text(encoding="utf-8")) == second.envelope
     assert sorted(p.name for p in run_dir.iterdir()) == ["grade.json", "run.json"]
+
+
+@pytest.mark.parametrize(("value", "expected"), [("", "ai_proving_ground"), ("Acme Evals", "Acme Evals")])
+def test_organization_name(fixtures_bed: Path, grade: GradeFn, monkeypatch: pytest.MonkeyPatch,
+                           value: str, expected: str) -> None:
+    monkeypatch.setenv("AI_PG_ORGANIZATION", value)
+    graded = grade(fixtures_bed, "dv01_view_build")
+    assert graded.rc == 0
+    assert graded.envelope is not None
+    assert graded.envelope["source_metadata"]["source_organization_name"] == expected

@@ -4,7 +4,7 @@ Restores the tracked paths from the baseline tag, the database, the public files
 rebuilds caches. ``--json`` prints what was removed, warnings and failures on stdout.
 Exit codes: 0 restored and fit to grade (warnings such as APG_RESET_CODE_DRIFT may appear);
 1 refused or not fit to grade (APG_RESET_NO_BASELINE, APG_RESET_UNTRACKED,
-APG_RESET_FILES_CHANGED, APG_RESET_FILES_UNSAFE, APG_RESET_GRADER_DRIFT,
+APG_RESET_FILES_CHANGED, APG_RESET_FILES_UNSAFE, APG_RESET_TREE_UNSAFE, APG_RESET_GRADER_DRIFT,
 APG_RESET_PENDING_UPDATES, APG_LOCK_BUSY); 2 usage.
 """
 

@@ -6,7 +6,10 @@ Each check type is one small class. Before evaluation every check adds what it n
 
 from __future__ import annotations
 
+import contextlib
 import json
+import os
+import signal
 import subprocess
 from abc import ABC, abstractmethod
 from collections.abc import Callable
@@ -325,13 +328,22 @@ class Command(Check):
         argv = [str(a) for a in self.spec["argv"]]
         timeout = float(self.spec.get("timeout_s", 60))
         try:
-            done = subprocess.run(argv, cwd=context.approot, capture_output=True, check=False,
-                                  timeout=timeout, stdin=subprocess.DEVNULL)
+            # Its own process group, so a timeout stops everything it started, not just argv[0].
+            process = subprocess.Popen(argv, cwd=context.approot, stdin=subprocess.DEVNULL,
+                                       stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                                       start_new_session=True)
         except FileNotFoundError:
             return self.result(False, 0, None, f"{argv[0]} not found")
         except OSError as exc:  # not executable, and the like: a failed check, not a crash
             return self.result(False, 0, None, f"{argv[0]} could not run: {exc.strerror or exc}")
+        try:
+            _, stderr = process.communicate(timeout=timeout)
         except subprocess.TimeoutExpired:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(process.pid, signal.SIGKILL)
+            process.wait()
+            if process.stderr is not None:
+                process.stderr.close()  # never wait on a pipe something outside the group holds
             return self.result(False, 0, None, f"timed out after {timeout:g}s")
-        tail = done.stderr.decode(errors="replace").strip().splitlines()[-3:]
-        return self.result(done.returncode == 0, 0, done.returncode, " | ".join(tail))
+        tail = stderr.decode(errors="replace").strip().splitlines()[-3:]
+        return self.result(process.returncode == 0, 0, process.returncode, " | ".join(tail))

@@ -104,6 +104,10 @@ def resolve_dataset_path(reference: str | None, approot: Path) -> Path:
 
 def load_dataset(path: Path) -> Dataset:
     """Parse and validate a dataset; errors carry file:line:col: $.path."""
+    try:
+        raw = path.read_bytes()
+    except FileNotFoundError:
+        raise ApgError("APG_DATASET_INVALID", f"{path}: file not found") from None
     doc = load_document(path, token="APG_DATASET_INVALID")
     validate_document(doc, "dataset", token="APG_DATASET_INVALID")
     data = doc.data
@@ -119,13 +123,23 @@ def load_dataset(path: Path) -> Dataset:
             raise ApgError("APG_DATASET_INVALID", f"{doc.where(['tasks', index, 'id'])}: task id "
                            f"{task['id']!r} repeats tasks[{seen[task['id']]}]")
         seen[task["id"]] = index
+    if not _unchanged(path, raw):
+        # dataset_sha256 and the parsed tasks must come from the same bytes.
+        raise ApgError("APG_DATASET_INVALID", f"{path}: changed while it was being read; try again")
     return Dataset(
         path=path,
         name=str(data["dataset"]),
         version=int(data["version"]),
-        sha256=hashlib.sha256(path.read_bytes()).hexdigest(),
+        sha256=hashlib.sha256(raw).hexdigest(),
         tasks=tuple(Task(id=str(t["id"]), data=t) for t in data["tasks"]),
     )
+
+
+def _unchanged(path: Path, raw: bytes) -> bool:
+    try:
+        return path.read_bytes() == raw
+    except OSError:
+        return False
 
 
 def _not_json(value: Any, parts: list[str | int]) -> tuple[list[str | int], Any] | None:

@@ -180,7 +180,7 @@ def build_envelope(request: GradeRequest, dataset: Dataset, task: Task,
         "source_metadata": {
             "source_name": "apg",
             "source_type": "evaluation_run",
-            "source_organization_name": os.environ.get("AI_PG_ORGANIZATION", "ai_proving_ground"),
+            "source_organization_name": os.environ.get("AI_PG_ORGANIZATION") or "ai_proving_ground",
             "evaluator_relationship": "third_party",
             "additional_details": source_details,
         },

@@ -1,0 +1,274 @@
+"""The attack matrix: each change is reported with the right token, and nothing else is.
+
+Then ``--restore``: it repairs every baseline-file and tag case (a later check passes) and never
+touches judging code.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from escrow_kit import Escrowed, make_escrow
+
+from ai_proving_ground.gitutil import git, git_text
+
+Attack = Callable[[Escrowed], None]
+RECIPE = "recipes/apg_base/recipe.yml"
+
+
+# --- judging code ---------------------------------------------------------------------------------
+
+
+def _append(path: Path, text: str = "# changed by an attempt\n") -> None:
+    with path.open("a") as handle:
+        handle.write(text)
+
+
+def judging_modified(e: Escrowed) -> None:
+    _append(e.bed / RECIPE)
+
+
+def judging_added(e: Escrowed) -> None:
+    (e.bed / "recipes" / "apg_base" / "extra.yml").write_text("name: extra\n")
+
+
+def judging_removed(e: Escrowed) -> None:
+    (e.bed / RECIPE).unlink()
+
+
+def judging_symlinked(e: Escrowed) -> None:
+    # Same bytes behind the link: only the kind changed, and that is still tampering.
+    outside = e.bed.parent / "outside-recipe.yml"
+    outside.write_bytes((e.bed / RECIPE).read_bytes())
+    (e.bed / RECIPE).unlink()
+    os.symlink(outside, e.bed / RECIPE)
+
+
+def judging_made_executable(e: Escrowed) -> None:
+    os.chmod(e.bed / RECIPE, 0o755)
+
+
+def judging_made_non_executable(e: Escrowed) -> None:
+    os.chmod(e.bed / ".ddev" / "commands" / "host" / "ai-eval-verify", 0o644)
+
+
+def bed_verifier_edited(e: Escrowed) -> None:
+    # The bed's copy now "verifies" anything; the escrow copy still judges.
+    _append(e.bed / "scripts" / "escrow_verify.py", "def main(argv=None):\n    return 0\n")
+
+
+def dataset_edited(e: Escrowed) -> None:
+    _append(e.bed / "datasets" / "local.yml", "  - id: planted_task\n")
+
+
+def adapter_added(e: Escrowed) -> None:
+    adapter = e.bed / ".ddev" / "agents" / "tuned"
+    adapter.write_text("#!/usr/bin/env bash\n## Credentials: none\nexec my-agent\n")
+    os.chmod(adapter, 0o755)
+
+
+# --- the baseline tag -----------------------------------------------------------------------------
+
+
+def _commit(e: Escrowed) -> None:
+    git(e.bed, ["commit", "--allow-empty", "--quiet", "-m", "attempt"])
+
+
+def tag_moved(e: Escrowed) -> None:
+    _commit(e)
+    git(e.bed, ["tag", "-f", e.tag, "HEAD"])
+
+
+def tag_deleted(e: Escrowed) -> None:
+    git(e.bed, ["tag", "-d", e.tag])
+
+
+def tag_recreated_elsewhere(e: Escrowed) -> None:
+    git(e.bed, ["tag", "-d", e.tag])
+    _commit(e)
+    git(e.bed, ["tag", e.tag])
+
+
+def tag_recreated_annotated(e: Escrowed) -> None:
+    commit = git_text(e.bed, ["rev-parse", f"refs/tags/{e.tag}"])
+    git(e.bed, ["tag", "-d", e.tag])
+    git(e.bed, ["tag", "-a", "-m", "same commit, new tag object", e.tag, commit])
+
+
+# --- baseline files -------------------------------------------------------------------------------
+
+
+def dump_truncated(e: Escrowed) -> None:
+    dump = e.baseline.dump
+    with dump.open("r+b") as handle:
+        handle.truncate(dump.stat().st_size // 2)
+
+
+def dump_replaced(e: Escrowed) -> None:
+    dump = e.baseline.dump
+    planted = dump.with_name("planted.dump")
+    planted.write_bytes(os.urandom(dump.stat().st_size))
+    os.replace(planted, dump)
+
+
+def dump_replaced_by_symlink(e: Escrowed) -> None:
+    dump = e.baseline.dump
+    outside = e.bed.parent / "outside.dump"
+    outside.write_bytes(dump.read_bytes())
+    dump.unlink()
+    os.symlink(outside, dump)
+
+
+def dump_deleted(e: Escrowed) -> None:
+    e.baseline.dump.unlink()
+
+
+def sidecar_edited(e: Escrowed) -> None:
+    sidecar = e.baseline.directory / f"files.{e.key}.tar.gz.json"
+    data = json.loads(sidecar.read_text())
+    data["public_dir"] = "../../elsewhere"
+    with sidecar.open("r+") as handle:  # in place: same file, new bytes
+        handle.write(json.dumps(data))
+        handle.truncate()
+
+
+def baseline_dir_redirected(e: Escrowed) -> None:
+    directory = e.baseline.directory
+    moved = e.bed.parent / "moved-baselines"
+    os.rename(directory, moved)
+    os.symlink(moved, directory)
+
+
+def _name(e: Escrowed, stem: str) -> str:
+    return {"dump": e.baseline.dump.name, "sidecar": f"files.{e.key}.tar.gz.json"}[stem]
+
+
+JUDGING: dict[str, tuple[Attack, list[str]]] = {
+    "judging-modified": (judging_modified, [f"APG_TAMPERED {RECIPE} modified"]),
+    "judging-added": (judging_added, ["APG_TAMPERED recipes/apg_base/extra.yml added"]),
+    "judging-removed": (judging_removed, [f"APG_TAMPERED {RECIPE} removed"]),
+    "judging-symlinked": (judging_symlinked, [f"APG_TAMPERED {RECIPE} replaced-by-symlink"]),
+    "judging-made-executable": (judging_made_executable, [f"APG_TAMPERED {RECIPE} made-executable"]),
+    "judging-made-non-executable": (judging_made_non_executable, [
+        "APG_TAMPERED .ddev/commands/host/ai-eval-verify made-non-executable"]),
+    "bed-verifier-edited": (bed_verifier_edited, ["APG_TAMPERED scripts/escrow_verify.py modified"]),
+    "dataset-edited": (dataset_edited, ["APG_TAMPERED datasets/local.yml modified"]),
+    "adapter-added": (adapter_added, ["APG_TAMPERED .ddev/agents/tuned added"]),
+}
+
+# Expected lines use {tag} and {dump}/{sidecar}, filled in per bed.
+BASELINE: dict[str, tuple[Attack, list[str]]] = {
+    "tag-moved": (tag_moved, ["APG_ESCROW_MISMATCH tag {tag} moved"]),
+    "tag-deleted": (tag_deleted, ["APG_ESCROW_MISMATCH tag {tag} deleted"]),
+    # A tag deleted and created again on another commit is, by the ref alone, a moved tag.
+    "tag-recreated-on-another-commit": (tag_recreated_elsewhere, ["APG_ESCROW_MISMATCH tag {tag} moved"]),
+    "tag-recreated-annotated": (tag_recreated_annotated, ["APG_ESCROW_MISMATCH tag {tag} recreated"]),
+    "dump-truncated": (dump_truncated, ["APG_ESCROW_MISMATCH {dump} truncated"]),
+    "dump-replaced": (dump_replaced, ["APG_ESCROW_MISMATCH {dump} replaced"]),
+    "dump-replaced-by-symlink": (dump_replaced_by_symlink, ["APG_ESCROW_MISMATCH {dump} replaced"]),
+    "dump-deleted": (dump_deleted, ["APG_ESCROW_MISMATCH {dump} missing"]),
+    "sidecar-edited": (sidecar_edited, ["APG_ESCROW_MISMATCH {sidecar} modified"]),
+    "baseline-dir-redirected": (baseline_dir_redirected,
+                                ["APG_ESCROW_MISMATCH .ai-proving-ground/ replaced"]),
+}
+
+
+def _expected(e: Escrowed, lines: list[str]) -> list[str]:
+    return [line.format(tag=e.tag, dump=_name(e, "dump"), sidecar=_name(e, "sidecar"))
+            for line in lines]
+
+
+@pytest.mark.parametrize("case", list(JUDGING) + list(BASELINE))
+def test_attack_is_detected_and_nothing_else(escrowed: Escrowed, case: str) -> None:
+    attack, expected = {**JUDGING, **BASELINE}[case]
+    attack(escrowed)
+    result = escrowed.verify()
+    assert result.rc == 1, result.err
+    assert result.findings == _expected(escrowed, expected)
+    assert not any(line.startswith("APG_ESCROW_OK") for line in result.lines)
+
+
+def test_a_clean_bed_verifies_ten_times_in_a_row(escrowed: Escrowed) -> None:
+    for _ in range(10):
+        result = escrowed.verify()
+        assert (result.rc, result.err, result.out) == (0, f"APG_ESCROW_OK {escrowed.key}\n", "")
+
+
+def test_the_edited_bed_verifier_does_not_judge_through_selection(escrowed: Escrowed) -> None:
+    """Even run through the bed's own (edited) copy, selection hands over to the escrow copy."""
+    bed_verifier_edited(escrowed)
+    result = escrowed.verify(copy=escrowed.bed / "scripts" / "escrow_verify.py", selection=[])
+    assert result.rc == 1
+    assert result.findings == ["APG_TAMPERED scripts/escrow_verify.py modified"]
+
+
+@pytest.mark.parametrize("case", list(BASELINE))
+def test_restore_repairs_baseline_files_and_the_tag(escrowed: Escrowed, case: str) -> None:
+    attack, expected = BASELINE[case]
+    attack(escrowed)
+    restored = escrowed.verify("--restore")
+    assert restored.rc == 0, restored.err
+    assert [line for line in restored.lines if "MISMATCH" in line] == _expected(escrowed, expected)
+    assert any(line.startswith("APG_ESCROW_RESTORED") for line in restored.lines)
+    assert restored.lines[-1] == f"APG_ESCROW_OK {escrowed.key}"
+    again = escrowed.verify()
+    assert (again.rc, again.lines) == (0, [f"APG_ESCROW_OK {escrowed.key}"])
+    recorded = json.loads((escrowed.set_dir / "escrow.json").read_text())["baseline"]
+    assert git_text(escrowed.bed, ["rev-parse", f"refs/tags/{escrowed.tag}^{{commit}}"]) == \
+        recorded["tag_commit"]
+    dump = escrowed.baseline.dump
+    assert not dump.is_symlink()
+    assert dump.read_bytes() == (escrowed.set_dir / "baseline" / dump.name).read_bytes()
+
+
+@pytest.mark.parametrize("case", list(JUDGING))
+def test_restore_never_touches_judging_code(escrowed: Escrowed, case: str) -> None:
+    attack, expected = JUDGING[case]
+    attack(escrowed)
+    dump_truncated(escrowed)
+    before = _snapshot(escrowed.bed)
+    result = escrowed.verify("--restore")
+    assert result.rc == 1
+    assert f"APG_ESCROW_RESTORED {escrowed.baseline.dump.name}" in result.lines
+    assert [line for line in result.lines if line.startswith("APG_TAMPERED")] == expected
+    assert _snapshot(escrowed.bed) == before  # the tampered judging tree is left exactly as found
+    again = escrowed.verify("--restore")
+    assert (again.rc, again.findings) == (1, expected)
+
+
+def _snapshot(bed: Path) -> dict[str, str]:
+    """Judging paths of the bed: kind, mode and content, to prove restore left them alone."""
+    found: dict[str, str] = {}
+    for top in ("recipes", "datasets", ".ddev", "scripts"):
+        for path in sorted((bed / top).rglob("*")):
+            rel = path.relative_to(bed).as_posix()
+            if path.is_symlink():
+                found[rel] = "link " + os.readlink(path)
+            elif path.is_file():
+                found[rel] = f"{oct(path.stat().st_mode)} {path.read_bytes()!r}"
+    return found
+
+
+def test_a_sidecar_that_appears_after_escrow_is_reported_and_removed(
+        bed: Path, tmp_path: Path, empty_dir: Path, snapshot_grader: Path,
+        monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    from ai_proving_ground.escrow import escrow
+
+    monkeypatch.setenv("AI_PG_ESCROW_DIR", str(tmp_path / "escrow"))
+    key = make_escrow(bed, tmp_path / "probe", empty_dir).key  # only to learn the key
+    versions = bed / ".ai-proving-ground" / f"versions.{key}.json"
+    saved = versions.read_bytes()
+    versions.unlink()
+    set_dir = escrow(bed, ["kb_docs", "canvas_home"], root=tmp_path / "escrow")
+    assert f"APG_ESCROW_SKIPPED {versions.name}" in capsys.readouterr().err
+    e = Escrowed(bed=bed, root=tmp_path / "escrow", set_dir=set_dir, key=key, empty=empty_dir)
+    assert e.verify().rc == 0
+    versions.write_bytes(saved)
+    result = e.verify()
+    assert (result.rc, result.findings) == (1, [f"APG_ESCROW_MISMATCH {versions.name} added"])
+    restored = e.verify("--restore")
+    assert restored.rc == 0 and not versions.exists()
