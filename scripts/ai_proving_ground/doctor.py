@@ -76,7 +76,7 @@ def build_query(manifest: dict[str, Any]) -> StateQuery:
 
 def diagnose(approot: Path, names: list[str], driver: SiteDriver) -> dict[str, Any]:
     """Run every check and return the JSON verdict."""
-    fixture_set = load_set(names, approot, check_overlap=False)
+    fixture_set = load_set(names, approot, check_overlap=False, with_facts=True)
     manifest = union_manifest(fixture_set)
     query = build_query(manifest)
     before = driver.round_trips

@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -47,6 +48,7 @@ class Fixture:
     name: str
     directory: Path
     fragment: dict[str, Any]
+    with_facts: bool = True
 
     @property
     def version(self) -> int:
@@ -66,6 +68,8 @@ class Fixture:
 
     @property
     def facts(self) -> dict[str, Any]:
+        if not self.with_facts:
+            raise RuntimeError(f"fixture {self.name} was loaded without its facts")
         facts: dict[str, Any] = self.fragment.get("facts") or {
             "modules": [], "config": [], "counts": {}, "content": []}
         return facts
@@ -140,25 +144,49 @@ def find_fixture(name: str, approot: Path) -> Path:
     return next(iter(hits.values()))
 
 
-def load_fragment(path: Path) -> dict[str, Any]:
-    """A validated manifest fragment; errors carry file:line:col: $.path."""
-    doc = load_document(path, token="APG_FRAGMENT_INVALID")
+_FACTS_LINE = re.compile(r"^facts:", re.MULTILINE)
+_TOP_LEVEL_KEY = re.compile(r"^[^\s#-]", re.MULTILINE)
+
+
+def _hand_kept_text(text: str) -> str | None:
+    """The text before a final top-level ``facts:`` key; None when facts is not last."""
+    found = _FACTS_LINE.search(text)
+    if found is None:
+        return text
+    if _TOP_LEVEL_KEY.search(text, found.end()):
+        return None
+    return text[: found.start()]
+
+
+def load_fragment(path: Path, with_facts: bool = True) -> dict[str, Any]:
+    """A validated manifest fragment; errors carry file:line:col: $.path.
+
+    Without facts only the hand-kept head is parsed: on a fixture of 10,000 items the facts are
+    most of the file, and provision, reset and grade need just the name, version and claims.
+    """
+    head = None
+    if not with_facts:
+        try:
+            head = _hand_kept_text(path.read_text(encoding="utf-8"))
+        except (OSError, UnicodeDecodeError):
+            head = None  # load_document reports it with the file name
+    doc = load_document(path, token="APG_FRAGMENT_INVALID", text=head)
     validate_document(doc, "fragment", token="APG_FRAGMENT_INVALID")
     data: dict[str, Any] = doc.data
     return data
 
 
-def load_fixture(name: str, approot: Path) -> Fixture:
+def load_fixture(name: str, approot: Path, with_facts: bool = True) -> Fixture:
     directory = find_fixture(name, approot)
     fragment_path = directory / FRAGMENT
     if not fragment_path.is_file():
         raise ApgError("APG_FRAGMENT_INVALID", f"{fragment_path}: missing; every fixture needs "
                        "manifest/fragment.yml (apg fixture-export writes a scaffold)")
-    fragment = load_fragment(fragment_path)
+    fragment = load_fragment(fragment_path, with_facts)
     if fragment["name"] != name:
         raise ApgError("APG_FRAGMENT_INVALID", f"{fragment_path}:1:1: $.name: is "
                        f"{fragment['name']!r} but the directory is fixture_{name}")
-    return Fixture(name=name, directory=directory, fragment=fragment)
+    return Fixture(name=name, directory=directory, fragment=fragment, with_facts=with_facts)
 
 
 def base_version(approot: Path) -> str:
@@ -208,9 +236,13 @@ def find_overlaps(fixtures: tuple[Fixture, ...] | list[Fixture]) -> list[Overlap
     return found
 
 
-def load_set(names: list[str], approot: Path, check_overlap: bool = True) -> FixtureSet:
-    """Resolve and validate a fixture set; overlapping claims are refused before anything changes."""
-    fixtures = tuple(load_fixture(name, approot) for name in dict.fromkeys(names))
+def load_set(names: list[str], approot: Path, check_overlap: bool = True,
+             with_facts: bool = False) -> FixtureSet:
+    """Resolve and validate a fixture set; overlapping claims are refused before anything changes.
+
+    ``with_facts`` also loads the machine-written facts (the doctor and the union need them).
+    """
+    fixtures = tuple(load_fixture(name, approot, with_facts) for name in dict.fromkeys(names))
     if check_overlap:
         overlaps = find_overlaps(fixtures)
         if overlaps:

@@ -63,17 +63,18 @@ class YamlDocument:
         return f"{self.path}:{line}:{col}: {json_path(parts)}"
 
 
-def load_document(path: Path, token: str = "APG_YAML_INVALID") -> YamlDocument:
-    """Parse one YAML file; a syntax error names the file, line and column."""
+def load_document(path: Path, token: str = "APG_YAML_INVALID",
+                  text: str | None = None) -> YamlDocument:
+    """Parse one YAML file (or ``text`` read from it); errors name the file, line and column."""
     try:
-        text = path.read_text(encoding="utf-8")
+        if text is None:
+            text = path.read_text(encoding="utf-8")
     except FileNotFoundError:
         raise ApgError(token, f"{path}: file not found") from None
     except UnicodeDecodeError as exc:
         raise ApgError(token, f"{path}: not UTF-8 text ({exc.reason})") from None
     try:
-        root = yaml.compose(text, Loader=_Loader)
-        data = yaml.load(text, Loader=_Loader) if root is not None else None
+        root, data = _compose_and_construct(text)
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark
         line, col = (mark.line + 1, mark.column + 1) if mark else (1, 1)
@@ -81,6 +82,17 @@ def load_document(path: Path, token: str = "APG_YAML_INVALID") -> YamlDocument:
     except yaml.YAMLError as exc:
         raise ApgError(token, f"{path}:1:1: $: invalid YAML: {exc}") from None
     return YamlDocument(path=path, data=data, root=root)
+
+
+def _compose_and_construct(text: str) -> tuple[yaml.Node | None, Any]:
+    """One parse gives both the node tree (for positions) and the data built from it."""
+    loader = _Loader(text)
+    try:
+        root = loader.get_single_node()
+        data = loader.construct_document(root) if root is not None else None
+    finally:
+        loader.dispose()
+    return root, data
 
 
 def load_yaml(path: Path, token: str = "APG_YAML_INVALID") -> Any:

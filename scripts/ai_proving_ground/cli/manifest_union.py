@@ -20,7 +20,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
 
     def act() -> int:
-        fixture_set = load_set(requested_names(args.fixtures), resolve_approot(args.approot))
+        fixture_set = load_set(requested_names(args.fixtures), resolve_approot(args.approot),
+                               with_facts=True)
         print(json.dumps(union_manifest(fixture_set), indent=2))
         return 0
 
