@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 import yaml
 
@@ -98,6 +98,30 @@ def _compose_and_construct(text: str) -> tuple[yaml.Node | None, Any]:
 def load_yaml(path: Path, token: str = "APG_YAML_INVALID") -> Any:
     """Parse one YAML file and return its data."""
     return load_document(path, token).data
+
+
+def describe_kind(value: Any) -> str:
+    """How an error message names a value's type: null, a mapping, a list, a boolean, a str..."""
+    if value is None:
+        return "null"
+    return {dict: "a mapping", list: "a list", bool: "a boolean"}.get(
+        type(value), f"a {type(value).__name__}")
+
+
+def fail_at(doc: YamlDocument, token: str, parts: Sequence[PathPart], message: str) -> NoReturn:
+    """Raise ``token`` with ``file:line:col: $.path: message``."""
+    raise ApgError(token, f"{doc.where(parts)}: {message}", exit_code=1)
+
+
+def require_mapping(doc: YamlDocument, token: str, parts: Sequence[PathPart],
+                    value: Any) -> dict[str, Any]:
+    """``value`` must be a mapping with string keys."""
+    if not isinstance(value, dict):
+        fail_at(doc, token, parts, f"must be a mapping, not {describe_kind(value)}")
+    for key in value:
+        if not isinstance(key, str):
+            fail_at(doc, token, parts, f"keys must be strings; {key!r} is not")
+    return value
 
 
 def loads(text: str) -> Any:

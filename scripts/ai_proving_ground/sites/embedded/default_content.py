@@ -70,14 +70,11 @@ _ALWAYS_OMITTED = ("uuid", "langcode", "default_langcode", "revision_default", "
 
 
 def _fail(doc: YamlDocument, parts: Sequence[PathPart], message: str) -> NoReturn:
-    raise ApgError(TOKEN, f"{doc.where(parts)}: {message}", exit_code=1)
+    yamlio.fail_at(doc, TOKEN, parts, message)
 
 
 def _kind(value: Any) -> str:
-    if value is None:
-        return "null"
-    return {dict: "a mapping", list: "a list", bool: "a boolean"}.get(
-        type(value), f"a {type(value).__name__}")
+    return yamlio.describe_kind(value)
 
 
 # ---------------------------------------------------------------------------- references
@@ -110,12 +107,7 @@ def _string(doc: YamlDocument, parts: Sequence[PathPart], value: Any) -> str:
 
 
 def _mapping(doc: YamlDocument, parts: Sequence[PathPart], value: Any) -> dict[str, Any]:
-    if not isinstance(value, dict):
-        _fail(doc, parts, f"must be a mapping, not {_kind(value)}")
-    for key in value:
-        if not isinstance(key, str):
-            _fail(doc, parts, f"keys must be strings; {key!r} is not")
-    return value
+    return yamlio.require_mapping(doc, TOKEN, parts, value)
 
 
 def _fields(

@@ -63,7 +63,7 @@ class RecipeSpec:
 
 
 def _fail(doc: YamlDocument, parts: Sequence[PathPart], message: str) -> NoReturn:
-    raise ApgError(TOKEN, f"{doc.where(parts)}: {message}", exit_code=1)
+    yamlio.fail_at(doc, TOKEN, parts, message)
 
 
 def _fail_at(spec: RecipeSpec, parts: Sequence[PathPart], message: str) -> NoReturn:
@@ -114,27 +114,14 @@ def _config_name(doc: YamlDocument, parts: Sequence[PathPart], value: Any) -> st
 
 
 def _kind(value: Any) -> str:
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "a boolean"
-    if isinstance(value, dict):
-        return "a mapping"
-    if isinstance(value, list):
-        return "a list"
-    return f"a {type(value).__name__}"
+    return yamlio.describe_kind(value)
 
 
 # ---------------------------------------------------------------------------- container checks
 
 
 def _mapping(doc: YamlDocument, parts: Sequence[PathPart], value: Any) -> dict[str, Any]:
-    if not isinstance(value, dict):
-        _fail(doc, parts, f"must be a mapping, not {_kind(value)}")
-    for key in value:
-        if not isinstance(key, str):
-            _fail(doc, parts, f"keys must be strings; {key!r} is not")
-    return value
+    return yamlio.require_mapping(doc, TOKEN, parts, value)
 
 
 def _keys(
