@@ -2,7 +2,8 @@
 
 For fixture sets of 12 and of 10,000 nodes (500 public files): the doctor's wall time and its
 driver round trips, and reset's wall time beside the floor any reset must pay (a plain copy of
-the dump plus extracting the files archive), measured in the same run. Numbers, not assertions:
+the dump plus extracting the files archive), measured in the same run; and the escrow verifier
+over a judging tree against sha256sum over the same files. Numbers, not assertions:
 the machines are shared and noisy.
 """
 
@@ -24,6 +25,7 @@ from ai_proving_ground.baselines.public_files import snapshot_paths
 from ai_proving_ground.baselines.store import Baseline, baseline_dir
 from ai_proving_ground.bed import init_bed
 from ai_proving_ground.doctor import diagnose
+from ai_proving_ground.escrow_bench import verify_benchmark
 from ai_proving_ground.fixtures import load_set
 from ai_proving_ground.fsutil import atomic_write_json
 from ai_proving_ground.gitutil import git
@@ -172,7 +174,11 @@ def main(argv: Sequence[str] | None = None) -> int:
             print(f"{size:>6} nodes: doctor {row['doctor_s']:.3f}s in {row['driver_calls']} driver "
                   f"call(s); reset {row['reset_s']:.3f}s vs floor {row['floor_s']:.3f}s "
                   f"(ratio {row['reset_ratio']}); provision {row['provision_s']:.1f}s", flush=True)
-    calls = {row["driver_calls"] for row in results.values()}
+        escrow = verify_benchmark(Path(tmp) / "escrow")
+        results["escrow_verify"] = escrow
+        print(f"escrow verify over {escrow['files']} judged files: {escrow['verify_s']:.3f}s vs "
+              f"sha256sum {escrow['sha256sum_s']}s (ratio {escrow['verify_ratio']})", flush=True)
+    calls = {row["driver_calls"] for key, row in results.items() if key != "escrow_verify"}
     print(f"driver calls equal across sizes: {len(calls) == 1}")
     atomic_write_json(Path(args.output), results)
     print(f"wrote {args.output}")

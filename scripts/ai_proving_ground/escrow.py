@@ -36,6 +36,7 @@ from ai_proving_ground.baselines import grader_tree
 from ai_proving_ground.baselines.public_files import snapshot_paths
 from ai_proving_ground.baselines.store import Baseline
 from ai_proving_ground.baselines.tree import require_repository
+from ai_proving_ground.ddev_compose import looks_like_path, volume_source
 from ai_proving_ground.errors import ApgError
 from ai_proving_ground.faults import crashpoint
 from ai_proving_ground.fixtures import FixtureSet, load_set
@@ -174,11 +175,16 @@ def judging_roots(approot: Path, fixture_set: FixtureSet) -> list[dict[str, str]
     candidates: list[tuple[str, Path, bool]] = [(rel, bed / rel, True) for rel in in_bed]
     candidates.append(("grader:ai_proving_ground", PACKAGE_DIR, False))
     candidates.append(("project:datasets", PROJECT_ROOT / "datasets", False))
+    # apg run falls back to the shipped adapters when the bed has none of that name.
+    candidates.append(("project:ddev/agents", PROJECT_ROOT / "ddev" / "agents", False))
     if not (bed / "recipes" / BASE_RECIPE_NAME / "recipe.yml").is_file():
         candidates.append((f"project:recipes/{BASE_RECIPE_NAME}",
                            PROJECT_ROOT / "recipes" / BASE_RECIPE_NAME, False))
     for fixture in sorted(fixture_set.fixtures, key=lambda f: f.name):
         candidates.append((f"fixture:{fixture.name}", fixture.directory, False))
+    dataset = _configured_dataset(approot)
+    if dataset is not None:
+        candidates.append((f"dataset:{dataset.name}", dataset, False))
     roots: list[dict[str, str]] = []
     chosen: list[Path] = []
     for label, path, inside in candidates:
@@ -194,32 +200,24 @@ def judging_roots(approot: Path, fixture_set: FixtureSet) -> list[dict[str, str]
     return roots
 
 
+def _configured_dataset(approot: Path) -> Path | None:
+    """The dataset file $AI_PG_DATASET names, when set: grading reads it, so it is judged."""
+    if not os.environ.get("AI_PG_DATASET"):
+        return None
+    from ai_proving_ground.tasks.dataset import resolve_dataset_path
+
+    try:
+        return resolve_dataset_path(None, approot)
+    except ApgError as exc:
+        say("APG_ESCROW_DATASET_UNRESOLVED", f"{exc.message}; it is not fingerprinted")
+        return None
+
+
 # --- bind sources ---------------------------------------------------------------------------------
 
 
 def _within(path: Path, root: Path) -> bool:
     return path == root or root in path.parents
-
-
-def _split_short(spec: str) -> list[str]:
-    """``src:dst[:mode]`` split on colons outside ``${...}``."""
-    parts, current, depth = [], "", 0
-    for index, char in enumerate(spec):
-        if char == "{" and index and spec[index - 1] == "$":
-            depth += 1
-        elif char == "}" and depth:
-            depth -= 1
-        if char == ":" and not depth:
-            parts.append(current)
-            current = ""
-        else:
-            current += char
-    parts.append(current)
-    return parts
-
-
-def _pathlike(source: str) -> bool:
-    return source.startswith(("/", ".", "~", "$")) or "/" in source
 
 
 def _substitute(source: str, variable: str, value: Path) -> str | None:
@@ -248,17 +246,8 @@ def resolve_source(source: str, approot: Path, where: str) -> Path:
 
 
 def _volume_sources(item: Any) -> list[str]:
-    if isinstance(item, str):
-        parts = _split_short(item)
-        return [parts[0]] if len(parts) >= 2 and _pathlike(parts[0]) else []
-    if isinstance(item, dict):
-        source = item.get("source", item.get("src"))
-        if not isinstance(source, str) or not source:
-            return []
-        kind = item.get("type")
-        if kind == "bind" or (kind in {None, "volume"} and _pathlike(source)):
-            return [source]
-    return []
+    source = volume_source(item)
+    return [source] if source and looks_like_path(source) else []
 
 
 def bind_sources(approot: Path) -> list[tuple[Path, str]]:
@@ -384,6 +373,17 @@ def _swap_into_place(new: Path, target: Path) -> None:
             os.close(fd)
 
 
+def _recover(set_dir: Path) -> None:
+    """Undo an escrow killed between the two renames of the fallback swap: the old set waits
+    under a hidden name and nothing is at ``set_dir``; put the old set back."""
+    if os.path.lexists(set_dir):
+        return
+    waiting = sorted(set_dir.parent.glob(f".{set_dir.name}.old-*"), key=os.path.getmtime)
+    if waiting and (waiting[-1] / "escrow.json").is_file():
+        os.rename(waiting[-1], set_dir)
+        say("APG_ESCROW_RECOVERED", f"{set_dir} (an earlier escrow was interrupted)")
+
+
 def _clear_stale(parent: Path, set_key: str) -> None:
     """Remove leftovers of an earlier escrow of this set that was killed mid-way."""
     for stale in parent.glob(f".{set_key}.new-*"):
@@ -414,6 +414,8 @@ def escrow(approot: Path, names: list[str], force: bool = False, root: Path | No
                        f"--approot {approot} {' '.join(fixture_set.names)}")
     set_dir = (root or escrow_root()) / project_name(approot) / fixture_set.key
     check_destination(set_dir, approot)
+    if set_dir.parent.is_dir():
+        _recover(set_dir)
     if os.path.lexists(set_dir) and not force:
         raise ApgError(EXISTS, f"{set_dir} already holds an escrow of set {fixture_set.key}; pass "
                        "--force to replace it, and only from freshly installed or re-provisioned "

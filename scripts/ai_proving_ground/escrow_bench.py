@@ -2,9 +2,11 @@
 
 ``verify_benchmark(workdir)`` builds a provisioned bed whose fixture has ``nodes`` content files
 (the judging tree then holds them, the grader package, the datasets and the recipes), escrows it,
-and times a whole verifier process (``python -I escrow_verify.py BED SET``: interpreter start,
+and times a whole verifier process (``python3 -I escrow_verify.py BED SET``: interpreter start,
 escrow integrity, baseline files, one git call for the tag, the judging tree) against one
 ``sha256sum`` process over every file the verifier reads. Best of ``repeat`` wall times each.
+The interpreter is the one a harness is told to use, ``/usr/bin/python3`` (3.9 or newer), else
+the current one: a virtualenv's start-up (its site-packages .pth files) is not the verifier's.
 """
 
 from __future__ import annotations
@@ -78,6 +80,16 @@ def _batches(paths: list[str]) -> list[list[str]]:
     return batches
 
 
+def trusted_python() -> str:
+    system = "/usr/bin/python3"
+    if os.access(system, os.X_OK):
+        probe = subprocess.run([system, "-I", "-c", "import sys; print(sys.version_info >= (3, 9))"],
+                               capture_output=True, text=True, check=False)
+        if probe.stdout.strip() == "True":
+            return system
+    return sys.executable
+
+
 def _time(command_sets: list[list[str]]) -> float:
     start = time.perf_counter()
     for command in command_sets:
@@ -104,8 +116,8 @@ def verify_benchmark(workdir: Path, nodes: int = DEFAULT_NODES, repeat: int = 5)
         provision(approot, [name], site)
         set_dir = escrow(approot, [name], root=workdir / "escrow-bench-escrow")
     paths = files_read(set_dir)
-    verify_command = [sys.executable, "-I", str(set_dir / "escrow_verify.py"), str(approot),
-                      str(set_dir)]
+    python = trusted_python()
+    verify_command = [python, "-I", str(set_dir / "escrow_verify.py"), str(approot), str(set_dir)]
     sha256sum = shutil.which("sha256sum")
     hash_commands = [[sha256sum, "--", *batch] for batch in _batches(paths)] if sha256sum else []
     verify_s = sha_s = float("inf")
@@ -116,6 +128,7 @@ def verify_benchmark(workdir: Path, nodes: int = DEFAULT_NODES, repeat: int = 5)
     has_sha = bool(hash_commands)
     return {
         "nodes": nodes,
+        "python": python,
         "files": len(paths),
         "bytes": sum(os.path.getsize(p) for p in paths),
         "verify_s": round(verify_s, 4),

@@ -30,10 +30,12 @@ from ai_proving_ground.sites.embedded.driver import EmbeddedSite
 
 
 @pytest.fixture(autouse=True)
-def _clean_env(monkeypatch: pytest.MonkeyPatch) -> None:
+def _clean_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     for name in list(os.environ):
         if name.startswith(ENV_PREFIXES):
             monkeypatch.delenv(name)
+    # Never the operator's ~/.ai-proving-ground-escrow, even when a test forgets to choose.
+    monkeypatch.setenv("AI_PG_ESCROW_DIR", str(tmp_path / "default-escrow"))
 
 
 @contextlib.contextmanager
@@ -80,6 +82,7 @@ def frozen_project(tmp_path_factory: pytest.TempPathFactory) -> Path:
     shutil.copytree(PACKAGE_DIR, root / "scripts" / "ai_proving_ground",
                     ignore=shutil.ignore_patterns("__pycache__"))
     shutil.copytree(PROJECT_ROOT / "datasets", root / "datasets")
+    shutil.copytree(PROJECT_ROOT / "ddev" / "agents", root / "ddev" / "agents", symlinks=True)
     return root
 
 

@@ -7,8 +7,10 @@ import io
 import os
 import subprocess
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from ai_proving_ground import escrow as escrow_module
 from ai_proving_ground.baselines.store import Baseline, baseline_dir
@@ -18,6 +20,8 @@ from ai_proving_ground.paths import PROJECT_ROOT
 VERIFIER = PROJECT_ROOT / "scripts" / "escrow_verify.py"
 HOST_VERIFY = PROJECT_ROOT / "ddev" / "commands" / "host" / "ai-eval-verify"
 ENV_PREFIXES = ("AI_PG_", "GIT_")
+# The ``apg`` fixture of tests/conftest.py: ``apg(*argv)`` -> CliResult(rc, out, err).
+ApgRunner = Callable[..., Any]
 ADAPTER = ("#!/usr/bin/env bash\n## Description: prints the prompt\n## Credentials: none\n"
            'cat "$APG_PROMPT_FILE"\n')
 

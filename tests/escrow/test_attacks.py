@@ -10,6 +10,7 @@ import json
 import os
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 from escrow_kit import Escrowed, make_escrow
@@ -272,3 +273,25 @@ def test_a_sidecar_that_appears_after_escrow_is_reported_and_removed(
     assert (result.rc, result.findings) == (1, [f"APG_ESCROW_MISMATCH {versions.name} added"])
     restored = e.verify("--restore")
     assert restored.rc == 0 and not versions.exists()
+
+
+def test_the_per_attempt_contract_raises_no_false_alarm(escrowed: Escrowed, apg: Any) -> None:
+    """verify --restore, reset, run, verify, grade: the normal loop leaves nothing to report."""
+    bed = str(escrowed.bed)
+    assert escrowed.verify("--restore").lines == [f"APG_ESCROW_OK {escrowed.key}"]
+    assert apg("reset", "--approot", bed).rc == 0
+    run = apg("run", "dv01_view_build", "--approot", bed, "--agent=oracle", "--json")
+    assert run.rc == 0, run.err
+    assert escrowed.verify().lines == [f"APG_ESCROW_OK {escrowed.key}"]
+    graded = apg("grade", "dv01_view_build", "--approot", bed, f"--run={json.loads(run.out)['run_id']}")
+    assert graded.rc == 0, graded.err
+    assert escrowed.verify().lines == [f"APG_ESCROW_OK {escrowed.key}"]
+
+
+def test_a_bed_without_its_repository_cannot_be_repaired(escrowed: Escrowed) -> None:
+    os.rename(escrowed.bed / ".git", escrowed.bed.parent / "git-moved-away")
+    result = escrowed.verify("--restore")
+    assert result.rc == 1
+    assert result.findings[0] == f"APG_ESCROW_MISMATCH tag {escrowed.tag} missing"
+    assert result.findings[1].startswith(f"APG_ESCROW_RESTORE_FAILED tag {escrowed.tag}")
+    assert result.findings[2:] == [f"APG_ESCROW_MISMATCH tag {escrowed.tag} missing"]

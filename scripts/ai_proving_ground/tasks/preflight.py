@@ -31,6 +31,7 @@ from typing import Any
 
 import yaml
 
+from ai_proving_ground.ddev_compose import looks_like_path, volume_source
 from ai_proving_ground.yamlio import PathPart, YamlDocument
 
 ALLOW_VARIABLE = "AI_PG_ALLOW_HOST_CREDS"
@@ -266,7 +267,7 @@ def _scan_compose(scan: _Scan, path: Path) -> None:
 
 def _scan_service(scan: _Scan, doc: YamlDocument, at: list[PathPart], spec: dict[str, Any]) -> None:
     for index, volume in enumerate(_as_list(spec.get("volumes"))):
-        source = _volume_source(volume)
+        source = volume_source(volume)
         if source is not None:
             _check_source(scan, source, doc.path, _line(doc, [*at, "volumes", index]))
     _scan_environment(scan, doc, at, spec.get("environment"))
@@ -308,40 +309,6 @@ def _as_list(value: Any) -> list[Any]:
     return value if isinstance(value, list) else [value]
 
 
-def _volume_source(volume: Any) -> str | None:
-    """The host side of a volume entry, or None for a named or anonymous volume."""
-    if isinstance(volume, dict):
-        source = volume.get("source")
-        if not isinstance(source, str):
-            return None
-        if volume.get("type") == "bind" and not _looks_like_path(source):
-            return f"./{source}"  # long-syntax bind sources are paths even without ./
-        return source
-    if not isinstance(volume, str):
-        return None
-    parts = _split_volume(volume)
-    return parts[0] if len(parts) >= 2 else None
-
-
-def _split_volume(spec: str) -> list[str]:
-    """``src:dst[:mode]``, not splitting inside ``${...}`` (``${HOME:-/root}`` has a colon)."""
-    parts, current, depth = [], "", 0
-    for index, char in enumerate(spec):
-        if char == "{" and index and spec[index - 1] == "$":
-            depth += 1
-        elif char == "}" and depth:
-            depth -= 1
-        if char == ":" and not depth:
-            parts.append(current)
-            current = ""
-        else:
-            current += char
-    parts.append(current)
-    return parts
-
-
-def _looks_like_path(source: Any) -> bool:
-    return isinstance(source, str) and source.startswith(("/", ".", "~", "$"))
 
 
 def _check_env_file(scan: _Scan, raw: str, compose: Path, line: int) -> None:
@@ -365,7 +332,7 @@ def _check_source(scan: _Scan, raw: str, where: Path, line: int | None) -> bool:
 def classify_source(raw: str, base: Path, approot: Path, docroot: str = "") -> str | None:
     """The finding kind for a host-side path, or None when it stays inside the project."""
     source = raw.strip()
-    if not _looks_like_path(source):
+    if not _is_path(source):
         return None  # a named volume
     if any(name in source for name in SOCKET_NAMES):
         return "docker_socket"
@@ -399,3 +366,7 @@ def _expand(source: str, scan: _Scan) -> tuple[str, bool]:
         return match.group(0)
 
     return VARIABLE.sub(substitute, source), unresolved
+
+
+def _is_path(source: Any) -> bool:
+    return isinstance(source, str) and looks_like_path(source)
