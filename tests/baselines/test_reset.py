@@ -104,20 +104,25 @@ def test_grader_drift_fails_reset_and_doctor(kit: Kit, probe_bed: Path, tmp_path
     assert rc == 0, err
     kit.assert_healthy(probe_bed, kit.probe_set)
 
+    # Config and content were imported at provision and live on in the dump: not judged.
     (fixture / "config" / "apg_probe.settings.yml").write_text("label: Changed\nlevel: 2\n")
-    (fixture / "extra.yml").write_text("x: 1\n")
+    rc, _out, err = kit.run("reset", probe_bed, *kit.probe_set)
+    assert rc == 0, err
+    fragment = fixture / "manifest" / "fragment.yml"
+    fragment.write_text(fragment.read_text() + "# edited after provision\n")
+    (fixture / "manifest" / "extra.yml").write_text("x: 1\n")
     rc, _out, err = kit.run("reset", probe_bed, *kit.probe_set)
     assert rc == 1
     line = next(x for x in err.splitlines() if x.startswith("APG_RESET_GRADER_DRIFT"))
-    assert "fixture/probe/config/apg_probe.settings.yml modified" in line
-    assert "fixture/probe/extra.yml added" in line
+    assert "fixture/probe/manifest/fragment.yml modified" in line
+    assert "fixture/probe/manifest/extra.yml added" in line
     assert "APG_RESET_OK" not in err
 
     rc, verdict = kit.doctor(probe_bed, *kit.probe_set)
     check = kit.check(verdict, "grader_tree")
     assert rc == 1 and check["status"] == "fail"
     assert {d["subject"] for d in check["drift"]} == {
-        "fixture/probe/config/apg_probe.settings.yml", "fixture/probe/extra.yml"}
+        "fixture/probe/manifest/fragment.yml", "fixture/probe/manifest/extra.yml"}
     assert check["expected"] != check["found"]
 
 

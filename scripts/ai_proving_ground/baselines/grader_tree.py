@@ -47,12 +47,17 @@ def _entry(path: str) -> str:
 
 
 def judged_roots(approot: Path, fixture_set: FixtureSet) -> list[tuple[str, Path]]:
-    """Labelled roots: each file's label is ``<label>/<path under root>``."""
+    """Labelled roots: each file's label is ``<label>/<path under root>``.
+
+    Of a fixture outside the bed only ``manifest/`` is judged: its facts are what the doctor
+    compares with, while its config and content were imported at provision and live on in the
+    dump. Hashing a 10,000-item content folder on every reset would buy nothing.
+    """
     roots = [("bed/recipes", approot / "recipes"), ("grader/ai_proving_ground", PACKAGE_DIR)]
     recipes = (approot / "recipes").resolve()
     for fixture in sorted(fixture_set.fixtures, key=lambda f: f.name):
         if recipes not in fixture.directory.resolve().parents:
-            roots.append((f"fixture/{fixture.name}", fixture.directory))
+            roots.append((f"fixture/{fixture.name}/manifest", fixture.directory / "manifest"))
     return roots
 
 
