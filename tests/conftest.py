@@ -17,6 +17,7 @@ from typing import Any, NamedTuple
 
 import pytest
 
+from ai_proving_ground.bed import init_bed
 from ai_proving_ground.sites.embedded.driver import EmbeddedSite
 from ai_proving_ground.yamlio import dumps
 
@@ -108,6 +109,22 @@ def template_content_bed(template_bed: Path, tmp_path_factory: pytest.TempPathFa
     with site.session() as store:
         for name, data in ARTICLE_CONFIG.items():
             site.config_save(store, name, data)
+    return target
+
+
+@pytest.fixture(scope="session")
+def fixtures_template_bed(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """``apg bed init DIR kb_docs canvas_home``, once per session; tests get copies."""
+    target = tmp_path_factory.mktemp("fixtures_template") / "bed"
+    init_bed(target, ["kb_docs", "canvas_home"])
+    return target
+
+
+@pytest.fixture
+def fixtures_bed(fixtures_template_bed: Path, tmp_path: Path) -> Path:
+    """A fresh bed with the shipped fixtures kb_docs and canvas_home applied."""
+    target = tmp_path / "fixtures_bed"
+    shutil.copytree(fixtures_template_bed, target, symlinks=True)
     return target
 
 

@@ -11,7 +11,6 @@ every_eval_ever 0.2.2 schema.
 from __future__ import annotations
 
 import json
-import shutil
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -20,29 +19,12 @@ import jsonschema
 import pytest
 
 from ai_proving_ground.baselines.store import baseline_dir
-from ai_proving_ground.bed import init_bed
 from ai_proving_ground.provision import provision
 from ai_proving_ground.schemas import schema_errors
 from ai_proving_ground.sites.embedded.driver import EmbeddedSite
 
 FIXTURE_SET = ["kb_docs", "canvas_home"]
 RUN_ID = "apg-run-20260718T101500Z-a1b2c3"
-
-
-@pytest.fixture(scope="session")
-def fixtures_template_bed(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """``apg bed init DIR kb_docs canvas_home``, once per session; tests get copies."""
-    target = tmp_path_factory.mktemp("fixtures_template") / "bed"
-    init_bed(target, FIXTURE_SET)
-    return target
-
-
-@pytest.fixture
-def fixtures_bed(fixtures_template_bed: Path, tmp_path: Path) -> Path:
-    """A fresh bed with kb_docs and canvas_home applied (a copy of the session template)."""
-    target = tmp_path / "fixtures_bed"
-    shutil.copytree(fixtures_template_bed, target, symlinks=True)
-    return target
 
 
 @pytest.fixture

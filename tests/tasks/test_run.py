@@ -13,7 +13,6 @@ import os
 import pty
 import re
 import shlex
-import shutil
 import signal
 import stat
 import subprocess
@@ -26,7 +25,6 @@ from typing import Any
 
 import pytest
 
-from ai_proving_ground.bed import init_bed
 from ai_proving_ground.sites.embedded.driver import EmbeddedSite
 from ai_proving_ground.tasks.dataset import load_dataset, resolve_task
 from ai_proving_ground.yamlio import dumps
@@ -61,19 +59,9 @@ def _clean_env(monkeypatch: pytest.MonkeyPatch) -> None:
         monkeypatch.delenv(name, raising=False)
 
 
-@pytest.fixture(scope="session")
-def task_bed_template(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """``apg bed init DIR kb_docs canvas_home``, made once; tests get copies."""
-    target = tmp_path_factory.mktemp("task_template") / "bed"
-    init_bed(target, ["kb_docs", "canvas_home"])
-    return target
-
-
 @pytest.fixture
-def task_bed(task_bed_template: Path, tmp_path: Path) -> Path:
-    target = tmp_path / "bed"
-    shutil.copytree(task_bed_template, target, symlinks=True)
-    return target
+def task_bed(fixtures_bed: Path) -> Path:
+    return fixtures_bed
 
 
 @pytest.fixture
