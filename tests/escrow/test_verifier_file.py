@@ -39,6 +39,17 @@ def test_the_verifier_imports_only_the_standard_library() -> None:
     assert not names & {"__import__", "import_module", "exec", "eval", "compile"}
 
 
+def test_the_verifier_needs_nothing_newer_than_python_3_9() -> None:
+    # Syntax is checked below; vermin also knows when each stdlib function and argument arrived
+    # (hashlib.file_digest is 3.11, zip(strict=) 3.10, ...).
+    vermin = shutil.which("vermin")
+    assert vermin, "vermin not found: pip install -e '.[test]' installs it"
+    done = subprocess.run([vermin, "--no-tips", "--target=3.9-", "--violations",
+                           "--eval-annotations", str(VERIFIER)], capture_output=True, text=True,
+                          check=False)
+    assert done.returncode == 0, done.stdout + done.stderr
+
+
 def test_the_verifier_is_python_3_9_syntax() -> None:
     ast.parse(SOURCE, feature_version=(3, 9))  # rejects match statements, parenthesised withs...
     # `X | Y` between types is evaluated at runtime outside annotations; forbid it there.
