@@ -525,3 +525,12 @@ def test_pm_list_and_cache_rebuild(bed: Path, site: Site) -> None:
     assert json.loads(ok(site(bed, "pml", "--status=disabled", "--format=json"))) == {}
     rc, out, err = site(bed, "cr")
     assert (rc, out, err) == (0, "", " [success] Cache rebuild complete.\n")
+
+
+def test_config_names_that_would_leave_the_sync_directory_are_refused(bed: Path, site: Site) -> None:
+    for name in ("system.x/escape", "system.a b", "system.x\\y"):
+        result = site(bed, "config:set", name, "k", "v")
+        assert result.rc == 1
+        assert result.err.startswith(f"APG_CONFIG_INVALID config {name}: use only"), result.err
+    assert site(bed, "config:export").rc == 0
+    assert not (bed / "config" / "sync" / "system.x").exists()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import heapq
+import re
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -10,6 +11,7 @@ from ai_proving_ground.errors import ApgError
 from ai_proving_ground.sites.embedded import canvas
 from ai_proving_ground.sites.embedded.content_model import ENTITY_TYPES, FIELD_TYPES, ConfigReader
 
+_NAME = re.compile(r"[A-Za-z0-9_.\-]{3,250}")
 Rule = Callable[[str, dict[str, Any], ConfigReader], None]
 
 
@@ -26,6 +28,9 @@ def validate(name: str, data: Any, config: ConfigReader, enabled: set[str]) -> N
     """Refuse config that Drupal would refuse: wrong shape, missing provider, broken references."""
     if "." not in name or any(not part for part in name.split(".")):
         raise _refuse(name, "a config name is extension.name with no empty parts")
+    if not _NAME.fullmatch(name):
+        # Drupal refuses : ? * < > " ' / \ and whitespace; names also become file names on export.
+        raise _refuse(name, "use only letters, digits and _ . - in config names")
     if not isinstance(data, dict):
         raise _refuse(name, "a config object must be a mapping")
     provider = provider_of(name)

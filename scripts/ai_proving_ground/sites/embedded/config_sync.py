@@ -7,7 +7,7 @@ from typing import Any
 
 from ai_proving_ground import yamlio
 from ai_proving_ground.errors import ApgError
-from ai_proving_ground.fsutil import atomic_write_text
+from ai_proving_ground.fsutil import atomic_write_text, safe_name
 
 
 def read_directory(directory: Path) -> dict[str, Any]:
@@ -30,7 +30,7 @@ def write_directory(directory: Path, objects: dict[str, Any]) -> dict[str, list[
     written: list[str] = []
     for name, data in sorted(objects.items()):
         text = yamlio.dumps(data)
-        path = directory / f"{name}.yml"
+        path = directory / f"{safe_name(name, 'config name')}.yml"
         if name in existing and path.read_text(encoding="utf-8") == text:
             continue
         atomic_write_text(path, text)
