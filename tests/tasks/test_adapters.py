@@ -193,7 +193,7 @@ def test_claude_code_drives_claude_headless(approot: Path, apg: Run, stubs_on_pa
     monkeypatch.setenv("ANTHROPIC_API_KEY", "bed-key")
     monkeypatch.setenv("OPENAI_API_KEY", "not-for-claude")
     rc, out, err = apg("run", TASK, "--approot", str(approot), "--agent", "claude-code",
-                       "--model", "claude-test-model")
+                       "--model", "anthropic/claude-test-model")
     run_dir, record = the_run(approot)
     seen = json.loads((run_dir / "stub-claude.json").read_text(encoding="utf-8"))
     assert rc == 0, err
@@ -270,7 +270,7 @@ def test_codex_drives_codex_exec(approot: Path, apg: Run, stubs_on_path: Path,
     monkeypatch.setenv("OPENAI_API_KEY", "bed-openai-key")
     monkeypatch.setenv("ANTHROPIC_API_KEY", "not-for-codex")
     rc, _, err = apg("run", TASK, "--approot", str(approot), "--agent", "codex",
-                       "--model", "gpt-test")
+                       "--model", "openai/gpt-test")
     run_dir, record = the_run(approot)
     seen = json.loads((run_dir / "stub-codex.json").read_text(encoding="utf-8"))
     assert rc == 0, err
@@ -281,7 +281,8 @@ def test_codex_drives_codex_exec(approot: Path, apg: Run, stubs_on_path: Path,
     transcript = (run_dir / "codex.jsonl").read_text(encoding="utf-8").splitlines()
     assert [json.loads(line)["type"] for line in transcript] == ["thread.started", "turn.completed"]
     assert "stub codex progress" in err
-    assert record["attempted"] is True and record["model"] == "gpt-test"
+    # The record keeps the envelope's developer/model id; the CLI got the bare name.
+    assert record["attempted"] is True and record["model"] == "openai/gpt-test"
 
 
 def test_codex_without_a_model_and_with_extra_args(approot: Path, apg: Run, stubs_on_path: Path,
