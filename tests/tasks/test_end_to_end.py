@@ -7,7 +7,9 @@ through the real commands: reset, run (a subprocess adapter), grade --run.
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -20,8 +22,8 @@ from ai_proving_ground.tasks.dataset import load_dataset
 SHIPPED = load_dataset(project_dir("datasets") / "build_tasks.yml")
 
 
-def attempt(capsys: pytest.CaptureFixture[str], bed: Path, task_id: str,
-            agent: str) -> dict[str, object]:
+def attempt(capsys: pytest.CaptureFixture[str], bed: Path, task_id: str, agent: str,
+            check_schemas: Callable[[Any], None]) -> dict[str, object]:
     """reset, run --agent, grade --run; returns the envelope printed on stdout."""
     approot = ["--approot", str(bed)]
     assert reset_cli.main(approot) == 0, capsys.readouterr().err
@@ -30,6 +32,7 @@ def attempt(capsys: pytest.CaptureFixture[str], bed: Path, task_id: str,
     run_id = json.loads(capsys.readouterr().out)["run_id"]
     assert grade_cli.main([*approot, task_id, f"--run={run_id}"]) == 0
     envelope: dict[str, object] = json.loads(capsys.readouterr().out)
+    check_schemas(envelope)  # the project's schema and, when present, the official 0.2.2 one
     details = envelope["source_metadata"]["additional_details"]  # type: ignore[index]
     assert details["apg_run_id"] == run_id
     return envelope
@@ -42,7 +45,8 @@ def score(envelope: dict[str, object]) -> float:
 @pytest.mark.parametrize("task_id", [t.id for t in SHIPPED.tasks])
 def test_oracle_scores_one_and_nop_scores_zero(
         task_id: str, provisioned_fixtures_bed: Path, capsys: pytest.CaptureFixture[str],
-        monkeypatch: pytest.MonkeyPatch) -> None:
+        monkeypatch: pytest.MonkeyPatch, check_envelope_schemas: Callable[[Any], None]) -> None:
     monkeypatch.setenv("AI_PG_NO_IMPORT", "1")
-    assert score(attempt(capsys, provisioned_fixtures_bed, task_id, "oracle")) == 1.0
-    assert score(attempt(capsys, provisioned_fixtures_bed, task_id, "nop")) == 0.0
+    bed, check = provisioned_fixtures_bed, check_envelope_schemas
+    assert score(attempt(capsys, bed, task_id, "oracle", check)) == 1.0
+    assert score(attempt(capsys, bed, task_id, "nop", check)) == 0.0
