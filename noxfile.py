@@ -95,3 +95,9 @@ def run(session: nox.Session) -> None:
 def grade(session: nox.Session) -> None:
     """Grade a task on a bed's live state and print its every_eval_ever envelope."""
     _apg(session, "grade")
+
+
+@nox.session(python=PYTHON, default=False)
+def campaign(session: nox.Session) -> None:
+    """Run a campaign spec (many attempts, seeded order) or report on a campaign directory."""
+    _apg(session, "campaign")

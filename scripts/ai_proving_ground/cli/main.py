@@ -24,6 +24,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "results": ("results", "list the stored grade envelopes"),
     "escrow": ("escrow", "save the baseline and the verifier outside the project"),
     "verify": ("verify", "check the bed against its escrow (run before and after an attempt)"),
+    "campaign": ("campaign", "run a campaign of attempts and report honest statistics"),
 }
 
 

@@ -12,7 +12,11 @@ The run directory is ``<baseline dir>/runs/<run-id>/`` (beside the baselines, so
 
 The adapter runs in the app root with an environment built from an allow-list: ``PATH``,
 ``LANG``, ``LC_*``, ``TERM``, ``TZ``, ``TMPDIR``, the names its ``## Env:`` header declares, and
-the request variables (``APG_*``, which win over anything declared). ``HOME`` is the run's own
+the request variables (``APG_*``, which win over anything declared). ``RunOptions.extra_env``
+adds values a harness chooses (a campaign arm's ``agent_env``): only for names the adapter
+declares or names starting ``APG_ARM_``; any other name refuses the run before anything is
+written (``APG_RUN_ENV_REFUSED``), so an arm cannot smuggle in ``PATH``, ``HOME`` or a credential
+the adapter never asked for. ``HOME`` is the run's own
 ``home/`` so a CLI cannot pick up the host's logins (``~/.claude``, ``~/.codex``); only a
 host-shared adapter, which runs only under ``AI_PG_ALLOW_HOST_CREDS=1``, gets the host's HOME.
 Stdin is /dev/null unless the adapter declares ``## Interactive: yes``.
@@ -31,7 +35,7 @@ import subprocess
 import sys
 import threading
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import IO, Any, TextIO
@@ -39,13 +43,17 @@ from typing import IO, Any, TextIO
 import yaml
 
 from ai_proving_ground.baselines.store import Baseline, baseline_dir
+from ai_proving_ground.errors import ApgError
 from ai_proving_ground.fsutil import atomic_write_json, atomic_write_text
 from ai_proving_ground.report import say
-from ai_proving_ground.tasks.adapters import Adapter, find_adapter, selected_name
+from ai_proving_ground.tasks.adapters import ENV_NAME, Adapter, find_adapter, selected_name
 from ai_proving_ground.tasks.dataset import Dataset, Task, resolve_task
 from ai_proving_ground.tasks.preflight import ALLOW_VARIABLE, Preflight, override_requested, preflight
 
 ALLOWED_HOST_VARIABLES = frozenset({"PATH", "LANG", "TERM", "TZ", "TMPDIR"})
+# Extra variables a harness may always add, whatever the adapter declares: namespaced, so they
+# can never shadow a host variable, a credential or a request variable.
+EXTRA_ENV_PREFIX = "APG_ARM_"
 ORACLE = "oracle"
 TRANSCRIPTS = {"stdout": "stdout.log", "stderr": "stderr.log"}
 # After the adapter exits, how long a grandchild may keep its output pipes open.
@@ -62,6 +70,8 @@ class RunOptions:
     dataset: str | None = None
     model: str | None = None
     echo_stdout_to_stderr: bool = False  # --json keeps stdout for run.json alone
+    # Values for the adapter's environment (a campaign arm's agent_env); see the module doc.
+    extra_env: Mapping[str, str] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -135,9 +145,21 @@ def run_task(options: RunOptions) -> RunOutcome:
 def _plan(options: RunOptions) -> _Plan:
     dataset, task = resolve_task(options.task_id, options.dataset, options.approot)
     adapter = find_adapter(selected_name(options.agent), options.approot)
+    check_extra_env(options.extra_env, adapter)
     checked = preflight(options.approot, adapter.header.credentials, override_requested())
     return _Plan(options=options, dataset=dataset, task=task, adapter=adapter, preflight=checked,
                  ddev_project=ddev_project(options.approot))
+
+
+def check_extra_env(extra_env: Mapping[str, str], adapter: Adapter) -> None:
+    """Refuse extra names the adapter did not declare, unless they are ``APG_ARM_*``."""
+    declared = adapter.header.env
+    refused = sorted(name for name in extra_env if not ENV_NAME.match(name)
+                     or (name not in declared and not name.startswith(EXTRA_ENV_PREFIX)))
+    if refused:
+        raise ApgError("APG_RUN_ENV_REFUSED", f"adapter {adapter.name!r} does not declare "
+                       f"{', '.join(refused)} (## Env: {', '.join(declared) or 'none'}); declare "
+                       f"them in the adapter or name them {EXTRA_ENV_PREFIX}*", exit_code=2)
 
 
 def _make_run_dir(approot: Path) -> Path:
@@ -255,13 +277,15 @@ def adapter_environment(host: Mapping[str, str], plan: _Plan, run_dir: Path,
     header = plan.adapter.header
     env = {k: v for k, v in host.items() if k in ALLOWED_HOST_VARIABLES or k.startswith("LC_")}
     env.update({name: host[name] for name in header.env if name in host})
+    options = plan.options
+    # After the host's values (an arm's choice wins), before HOME and the request (which win).
+    env.update(options.extra_env)
     if header.credentials == "host-shared" and "HOME" in host:
         env["HOME"] = host["HOME"]
     else:
         home = run_dir / "home"
         home.mkdir(mode=0o700, exist_ok=True)
         env["HOME"] = str(home)
-    options = plan.options
     env.update({
         "APG_RUN_ID": run_dir.name,
         "APG_RUN_DIR": str(run_dir),

@@ -1,0 +1,1 @@
+"""Campaigns: many attempts in a seeded order, and honest statistics over them."""

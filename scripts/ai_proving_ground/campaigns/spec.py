@@ -1,0 +1,209 @@
+"""Campaign specs: a YAML file naming tasks, arms, agents, models, repeats, a seed and jobs.
+
+The spec is validated by ``schemas/campaign.schema.json``; every error reads
+``file:line:col: $.path: message`` and exits 2 (``APG_CAMPAIGN_SPEC_INVALID``). Relative paths
+(``dataset`` when it is a path, ``bed``) are relative to the spec file; a dataset path is then
+tried in the current directory too, like ``apg run --dataset`` with the spec's folder as app root.
+
+The plan is the matrix task x arm x agent x model x repeat, expanded in that nesting order (tasks
+as listed or in dataset order for ``"*"``, arms in declared order). ``index`` is an attempt's
+0-based position in that expansion, so it names the same cell and repeat whatever the seed;
+``order`` is its 0-based position after ``random.Random(seed).shuffle``, the order attempts
+start in. ``repeat`` is 0-based.
+"""
+
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any, NoReturn
+
+from ai_proving_ground.campaigns import hidden
+from ai_proving_ground.errors import ApgError
+from ai_proving_ground.schemas import validate_document
+from ai_proving_ground.tasks.dataset import Dataset, Task, load_dataset, resolve_dataset_path
+from ai_proving_ground.yamlio import PathPart, YamlDocument, load_document
+
+SPEC_INVALID = "APG_CAMPAIGN_SPEC_INVALID"
+
+
+@dataclass(frozen=True)
+class Arm:
+    """One condition: extra adapter variables and ``apg site`` steps run before the agent."""
+
+    name: str
+    description: str
+    agent_env: dict[str, str]
+    setup: tuple[tuple[str, ...], ...]
+
+
+@dataclass(frozen=True)
+class CampaignSpec:
+    """A validated spec file; ``doc`` keeps positions for errors found later (agents, env)."""
+
+    doc: YamlDocument
+    name: str
+    dataset_ref: str
+    tasks: tuple[str, ...] | None  # None: every task ("*")
+    arms: tuple[Arm, ...]
+    compare: tuple[str, str]
+    agents: tuple[str, ...]
+    models: tuple[str | None, ...]
+    repeats: int
+    seed: int
+    jobs: int
+    fixtures: tuple[str, ...] | None
+    bed: Path | None
+
+    @property
+    def path(self) -> Path:
+        return self.doc.path
+
+    def fail(self, parts: list[PathPart], message: str) -> NoReturn:
+        """Raise the spec error for ``parts``: ``file:line:col: $.path: message``, exit 2."""
+        raise ApgError(SPEC_INVALID, f"{self.doc.where(parts)}: {message}", exit_code=2)
+
+    def arm(self, name: str) -> Arm:
+        return next(a for a in self.arms if a.name == name)
+
+
+@dataclass(frozen=True)
+class Campaign:
+    """A spec resolved against its dataset: the task list, the fixture set, the verifiers."""
+
+    spec: CampaignSpec
+    dataset: Dataset
+    tasks: tuple[Task, ...]
+    fixtures: tuple[str, ...]
+    verifiers: dict[str, hidden.HiddenVerifier]  # task id -> its hidden verifier, when it has one
+
+
+@dataclass(frozen=True)
+class Attempt:
+    """One cell of the matrix and one repeat of it."""
+
+    index: int
+    order: int
+    task_id: str
+    arm: str
+    agent: str
+    model: str | None
+    repeat: int
+
+    def as_plan(self) -> dict[str, Any]:
+        return {"index": self.index, "order": self.order, "task_id": self.task_id,
+                "arm": self.arm, "agent": self.agent, "model": self.model, "repeat": self.repeat}
+
+
+# ---------------------------------------------------------------------------- loading
+
+
+def load_spec(path: Path) -> CampaignSpec:
+    """Parse and validate a spec file (schema first, then what the schema cannot say)."""
+    doc = load_document(path, token=SPEC_INVALID)
+    try:
+        validate_document(doc, "campaign", token=SPEC_INVALID)
+    except ApgError as exc:  # a bad spec is bad input: usage, like an invalid dataset
+        raise ApgError(exc.token, exc.message, exit_code=2) from None
+    data = doc.data
+    arms = tuple(_arm(name, body or {}) for name, body in data["arms"].items())
+    names = [a.name for a in arms]
+    spec = CampaignSpec(
+        doc=doc,
+        name=data["name"],
+        dataset_ref=data["dataset"],
+        tasks=None if data["tasks"] == "*" else tuple(data["tasks"]),
+        arms=arms,
+        compare=(names[0], names[1]),
+        agents=tuple(data["agents"]),
+        models=tuple(data.get("models") or [None]),
+        repeats=int(data["repeats"]),
+        seed=int(data["seed"]),
+        jobs=int(data.get("jobs", 1)),
+        fixtures=tuple(data["fixtures"]) if "fixtures" in data else None,
+        bed=(path.parent / data["bed"]).absolute() if "bed" in data else None,
+    )
+    if "compare" in data:
+        for position, arm in enumerate(data["compare"]):
+            if arm not in names:
+                spec.fail(["compare", position], f"{arm!r} is not an arm; arms: {', '.join(names)}")
+        spec = replace(spec, compare=(data["compare"][0], data["compare"][1]))
+    return spec
+
+
+def _arm(name: str, body: dict[str, Any]) -> Arm:
+    return Arm(name=name, description=str(body.get("description", "")),
+               agent_env=dict(body.get("agent_env") or {}),
+               setup=tuple(tuple(step) for step in body.get("setup") or []))
+
+
+def resolve(spec: CampaignSpec) -> Campaign:
+    """Load the dataset and check that every task exists, can be graded and has a sound verifier."""
+    dataset = _load_dataset(spec)
+    if spec.tasks is None:
+        tasks = dataset.tasks
+    else:
+        known = {t.id: t for t in dataset.tasks}
+        for position, task_id in enumerate(spec.tasks):
+            if task_id not in known:
+                spec.fail(["tasks", position], f"dataset {dataset.name} ({dataset.path}) has no "
+                          f"task {task_id!r}; its tasks: {', '.join(known)}")
+        tasks = tuple(known[t] for t in spec.tasks)
+    verifiers: dict[str, hidden.HiddenVerifier] = {}
+    for position, task in enumerate(tasks):
+        where: list[PathPart] = ["tasks"] if spec.tasks is None else ["tasks", position]
+        _require_checks(spec, task, where)
+        verifier = _verifier(spec, dataset, task)
+        if verifier is not None:
+            verifiers[task.id] = verifier
+    fixtures = spec.fixtures or tuple(dict.fromkeys(f for t in tasks for f in t.fixtures))
+    if not fixtures:
+        spec.fail(["tasks"], "the tasks name no fixtures; list the set to reset to under fixtures")
+    return Campaign(spec=spec, dataset=dataset, tasks=tuple(tasks), fixtures=fixtures,
+                    verifiers=verifiers)
+
+
+def _load_dataset(spec: CampaignSpec) -> Dataset:
+    try:
+        return load_dataset(resolve_dataset_path(spec.dataset_ref, spec.path.parent))
+    except ApgError as exc:
+        spec.fail(["dataset"], str(exc))
+
+
+def _require_checks(spec: CampaignSpec, task: Task, where: list[PathPart]) -> None:
+    # Without public checks there is no score, and "pass" would rest on the hidden part alone.
+    if not task.checks:
+        spec.fail(where, f"task {task.id} has no checks; a campaign needs a public verdict "
+                  "for every attempt")
+
+
+def _verifier(spec: CampaignSpec, dataset: Dataset, task: Task) -> hidden.HiddenVerifier | None:
+    try:
+        return hidden.resolve_verifier(dataset, task)
+    except ApgError as exc:
+        spec.fail(["dataset"], str(exc))
+
+
+# ---------------------------------------------------------------------------- the plan
+
+
+def expand(campaign: Campaign) -> list[Attempt]:
+    """The matrix in nesting order: task, arm, agent, model, repeat; ``order`` not yet set."""
+    spec = campaign.spec
+    cells = [(task.id, arm.name, agent, model, repeat)
+             for task in campaign.tasks for arm in spec.arms for agent in spec.agents
+             for model in spec.models for repeat in range(spec.repeats)]
+    return [Attempt(index=i, order=-1, task_id=t, arm=a, agent=g, model=m, repeat=r)
+            for i, (t, a, g, m, r) in enumerate(cells)]
+
+
+def shuffled(attempts: list[Attempt], seed: int) -> list[Attempt]:
+    """The start order: a seeded shuffle, so arms and repeats interleave (drift hits all alike)."""
+    ordered = list(attempts)
+    random.Random(seed).shuffle(ordered)
+    return [replace(attempt, order=position) for position, attempt in enumerate(ordered)]
+
+
+def plan(campaign: Campaign) -> list[Attempt]:
+    return shuffled(expand(campaign), campaign.spec.seed)

@@ -1,0 +1,314 @@
+"""Hidden verifiers: applied after the agent, kept from it, restored away, and not to be faked.
+
+The unit tests drive :func:`run_hidden` on a provisioned bed; the campaign test runs a synthetic
+dataset whose task ``hv01`` (the Views task) has weak public checks (the view exists, and a
+visible check script in the bed passes) and a hidden verifier that adds its own row check.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import sys
+import textwrap
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from ai_proving_ground.campaigns import hidden
+from ai_proving_ground.campaigns.hidden import HiddenVerifier, model_diff, run_hidden
+from ai_proving_ground.gitutil import git
+from ai_proving_ground.paths import PROJECT_ROOT
+from ai_proving_ground.provision import provision
+from ai_proving_ground.sites.embedded.driver import EmbeddedSite
+from ai_proving_ground.tasks.dataset import load_dataset
+from ai_proving_ground.tasks.run import site_command
+
+FIXTURES = ["kb_docs", "canvas_home"]
+BILLING_ROWS = ["6b0d0c00-0000-4000-8000-000000000007", "6b0d0c00-0000-4000-8000-000000000011",
+                "6b0d0c00-0000-4000-8000-000000000003"]
+VISIBLE_CHECK = "web/modules/custom/kb_checks/check_view.py"
+HIDDEN_CHECK = "web/modules/custom/hidden_check/check_rows.py"
+# The visible check runs under the grader (no APG_SITE); the hidden one uses what it is given.
+ROWS_CHECK = f"""\
+import json, os, shlex, subprocess, sys
+site = shlex.split(os.environ.get("APG_SITE") or "{sys.executable} -m ai_proving_ground.cli.main site")
+done = subprocess.run([*site, "--approot", ".", "views:execute", "kb_billing", "page_1",
+                       "--format=json"], capture_output=True, text=True)
+rows = [row["uuid"] for row in json.loads(done.stdout)] if done.returncode == 0 else None
+print("rows:", rows)
+sys.exit(0 if rows == {BILLING_ROWS!r} else 1)
+"""
+
+
+@pytest.fixture(autouse=True)
+def _clean_env(monkeypatch: pytest.MonkeyPatch) -> None:
+    for name in ("AI_PG_BASELINE_DIR", "AI_PG_ESCROW_DIR", "AI_PG_DATASET", "AI_PG_FIXTURES",
+                 "AI_PG_AGENT", "AI_PG_APPROOT", "AI_PG_BASELINE_REF"):
+        monkeypatch.delenv(name, raising=False)
+
+
+def new_file_patch(relative: str, text: str) -> str:
+    """A git patch that adds one file."""
+    lines = text.splitlines()
+    body = "".join(f"+{line}\n" for line in lines)
+    return (f"diff --git a/{relative} b/{relative}\nnew file mode 100644\n--- /dev/null\n"
+            f"+++ b/{relative}\n@@ -0,0 +1,{len(lines)} @@\n{body}")
+
+
+def reference_view(section: str = "billing") -> list[str]:
+    step = load_dataset(PROJECT_ROOT / "datasets" / "build_tasks.yml").task(
+        "dv01_view_build").reference_steps[0]
+    return [part.replace("{billing: billing}", f"{{{section}: {section}}}") for part in step]
+
+
+def adapter(name: str, body: str) -> str:
+    return (f"#!{sys.executable}\n## Description: test adapter {name}\n## Credentials: none\n"
+            "import json, os, shlex, shutil, subprocess, sys\n"
+            "approot = os.environ['APG_APPROOT']\n"
+            "site = shlex.split(os.environ['APG_SITE'])\n" + textwrap.dedent(body))
+
+
+ADAPTERS = {
+    # Copies what it was handed, to show the hidden verifier is in none of it.
+    "recorder": """\
+        seen = os.path.join(os.environ['APG_RUN_DIR'], 'seen')
+        os.mkdir(seen)
+        shutil.copy(os.environ['APG_PROMPT_FILE'], os.path.join(seen, 'prompt.txt'))
+        shutil.copy(os.environ['APG_REQUEST_FILE'], os.path.join(seen, 'request.json'))
+        with open(os.path.join(seen, 'env.json'), 'w') as handle:
+            json.dump(dict(os.environ), handle)
+        """,
+    # A wrong view, and the visible check made to pass: the public verdict is fooled.
+    "cheat_visible": f"""\
+        subprocess.run([*site, '--approot', approot, *{reference_view('accounts')!r}], check=True)
+        with open(os.path.join(approot, {VISIBLE_CHECK!r}), 'w') as handle:
+            handle.write('import sys\\nsys.exit(0)\\n')
+        """,
+    # A wrong view, and a stand-in where it guesses the hidden check will go.
+    "cheat_preempt": f"""\
+        subprocess.run([*site, '--approot', approot, *{reference_view('accounts')!r}], check=True)
+        os.makedirs(os.path.join(approot, {str(Path(HIDDEN_CHECK).parent)!r}))
+        with open(os.path.join(approot, {HIDDEN_CHECK!r}), 'w') as handle:
+            handle.write('import sys\\nsys.exit(0)\\n')
+        """,
+}
+
+
+@pytest.fixture(scope="module")
+def template(fixtures_template_bed: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A provisioned bed with a visible check script (committed) and the test adapters."""
+    bed = tmp_path_factory.mktemp("hidden_template") / "bed"
+    shutil.copytree(fixtures_template_bed, bed, symlinks=True)
+    visible = bed / VISIBLE_CHECK
+    visible.parent.mkdir(parents=True)
+    visible.write_text(ROWS_CHECK, encoding="utf-8")
+    git(bed, ["add", "-A"])
+    git(bed, ["commit", "--quiet", "-m", "a visible check"])
+    agents = bed / ".ddev" / "agents"
+    agents.mkdir(parents=True)
+    for name, body in ADAPTERS.items():
+        (agents / name).write_text(adapter(name, body), encoding="utf-8")
+        (agents / name).chmod(0o755)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.delenv("AI_PG_BASELINE_DIR", raising=False)
+        provision(bed, FIXTURES, EmbeddedSite(bed))
+    return bed
+
+
+@pytest.fixture
+def bed(template: Path, tmp_path: Path) -> Path:
+    target = tmp_path / "bed"
+    shutil.copytree(template, target, symlinks=True)
+    return target
+
+
+def tag_of(bed: Path) -> str:
+    return git(bed, ["tag", "-l", "apg-baseline-*"]).stdout.decode().strip()
+
+
+def verifier(tmp_path: Path, patch: str | None, *commands: list[str],
+             timeout_s: float = 30.0) -> HiddenVerifier:
+    path = None
+    if patch is not None:
+        path = tmp_path / "data" / "hidden.patch"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(patch, encoding="utf-8")
+    return HiddenVerifier(patch=path, patch_ref="hidden.patch" if patch else None,
+                          commands=tuple(tuple(c) for c in commands), timeout_s=timeout_s)
+
+
+def env() -> dict[str, str]:
+    import os
+
+    return dict(os.environ)
+
+
+# ---------------------------------------------------------------------------- run_hidden
+
+
+def test_the_bed_returns_to_the_model_final_state(bed: Path, tmp_path: Path) -> None:
+    site = EmbeddedSite(bed)
+    subprocess_site = [*site_command(), "--approot", str(bed)]
+    import subprocess
+
+    subprocess.run([*subprocess_site, *reference_view()], check=True, capture_output=True)
+    (bed / "web/modules/custom/mine").mkdir(parents=True)
+    (bed / "web/modules/custom/mine/notes.txt").write_text("the model's own file\n", "utf-8")
+    before_diff = model_diff(bed, tag_of(bed), env(), tmp_path / "scratch")
+    before_config = site.all_config()
+    patch = (new_file_patch(HIDDEN_CHECK, ROWS_CHECK)
+             + new_file_patch("tests/hidden/README", "outside the tracked paths\n"))
+    # The second command changes the database and the tracked config/sync: both must be undone.
+    outcome = run_hidden(bed, verifier(tmp_path, patch, [sys.executable, HIDDEN_CHECK],
+                                       [*subprocess_site, "config:set", "system.site", "name",
+                                        "Overlaid"],
+                                       [*subprocess_site, "config:export", "-y"]),
+                         env(), tmp_path / "scratch", site_command())
+    assert outcome.status == "pass", outcome.checks
+    assert [(c["id"], c["passed"]) for c in outcome.checks] == [
+        ("patch", True), ("command-1", True), ("command-2", True), ("command-3", True)]
+    assert outcome.warnings == []
+    assert model_diff(bed, tag_of(bed), env(), tmp_path / "scratch") == before_diff
+    assert b"notes.txt" in before_diff and b"hidden_check" not in before_diff
+    assert not (bed / "web/modules/custom/hidden_check").exists()
+    assert not (bed / "tests").exists()
+    assert EmbeddedSite(bed).all_config() == before_config
+    assert not (tmp_path / "scratch" / "snapshot").exists()
+
+
+def test_a_patch_that_does_not_apply_fails_and_runs_nothing(bed: Path, tmp_path: Path) -> None:
+    patch = ("diff --git a/web/modules/custom/absent.py b/web/modules/custom/absent.py\n"
+             "--- a/web/modules/custom/absent.py\n+++ b/web/modules/custom/absent.py\n"
+             "@@ -1 +1 @@\n-old\n+new\n")
+    marker = tmp_path / "ran"
+    outcome = run_hidden(bed, verifier(tmp_path, patch, ["touch", str(marker)]), env(),
+                         tmp_path / "scratch", site_command())
+    assert outcome.status == "fail"
+    [check] = outcome.checks
+    assert (check["id"], check["kind"], check["passed"]) == ("patch", "patch", False)
+    assert "absent.py" in check["stderr_tail"]
+    assert not marker.exists()
+
+
+def test_commands_that_cannot_start(bed: Path, tmp_path: Path) -> None:
+    # Not on PATH: the verifier is broken, an infrastructure error.
+    broken = run_hidden(bed, verifier(tmp_path, None, ["apg-no-such-program"]), env(),
+                        tmp_path / "scratch", site_command())
+    assert broken.status == "error"
+    assert broken.checks[0]["error"].startswith("could not start apg-no-such-program")
+    # A path into the bed: the workspace is the model's, so it is the model's failure.
+    missing = run_hidden(bed, verifier(tmp_path, None, ["./web/modules/custom/gone.sh"]), env(),
+                         tmp_path / "scratch", site_command())
+    assert missing.status == "fail"
+    assert missing.checks[0]["error"] is None
+    assert "could not start" in missing.checks[0]["stderr_tail"]
+
+
+def test_a_command_that_hangs_times_out_and_fails(bed: Path, tmp_path: Path) -> None:
+    outcome = run_hidden(bed, verifier(tmp_path, None, ["sleep", "30"], timeout_s=0.3), env(),
+                         tmp_path / "scratch", site_command())
+    assert outcome.status == "fail"
+    assert outcome.checks[0]["timed_out"] is True
+
+
+def test_resolving_a_verifier_without_a_patch(tmp_path: Path) -> None:
+    data = tmp_path / "tasks.yml"
+    data.write_text(json.dumps({"dataset": "unit", "version": 1, "tasks": [{
+        "id": "t1", "prompt": "p", "fixtures": [], "checks": [{"type": "module_enabled",
+                                                              "module": "node"}],
+        "hidden_verifier": {"commands": [["true"], ["make", "check"]], "timeout_s": 5}}]}))
+    dataset = load_dataset(data)
+    resolved = hidden.resolve_verifier(dataset, dataset.task("t1"))
+    assert resolved == HiddenVerifier(patch=None, patch_ref=None,
+                                      commands=(("true",), ("make", "check")), timeout_s=5.0)
+
+
+# ---------------------------------------------------------------------------- in a campaign
+
+
+def write_dataset(directory: Path) -> Path:
+    dv01 = load_dataset(PROJECT_ROOT / "datasets" / "build_tasks.yml").task("dv01_view_build")
+    (directory / "hidden").mkdir(parents=True)
+    (directory / "hidden" / "hv01.patch").write_text(new_file_patch(HIDDEN_CHECK, ROWS_CHECK),
+                                                     encoding="utf-8")
+    task = {
+        "id": "hv01", "prompt": dv01.prompt, "fixtures": FIXTURES,
+        "checks": [{"id": "view-exists", "type": "config_exists", "name": "views.view.kb_billing"},
+                   {"id": "visible-check", "type": "command",
+                    "argv": [sys.executable, VISIBLE_CHECK]}],
+        "reference_solution": {"steps": dv01.reference_steps},
+        "hidden_verifier": {"patch": "hidden/hv01.patch",
+                            "commands": [[sys.executable, HIDDEN_CHECK]], "timeout_s": 30},
+    }
+    path = directory / "tasks.yml"
+    path.write_text(json.dumps({"dataset": "hidden_unit", "version": 1, "tasks": [task]}))
+    return path
+
+
+def test_a_campaign_with_a_hidden_verifier(apg: Any, tmp_path: Path, template: Path) -> None:
+    dataset = write_dataset(tmp_path / "data")
+    spec = tmp_path / "spec.yml"
+    spec.write_text(json.dumps({
+        "name": "hidden", "dataset": str(dataset), "tasks": ["hv01"],
+        "arms": {"a": {}, "b": {"agent_env": {"APG_ARM_FLAVOUR": "b"}}},
+        "agents": ["oracle", "nop", "cheat_visible", "cheat_preempt", "recorder"],
+        "repeats": 1, "seed": 11, "jobs": 2, "bed": str(template)}), encoding="utf-8")
+    out = tmp_path / "out"
+    result = apg("campaign", "run", str(spec), "--out", str(out))
+    assert result.rc == 0, result.err
+    records = [json.loads(p.read_text()) for p in sorted(out.glob("runs/*/attempt.json"))]
+    assert len(records) == 10
+
+    def summary(record: dict[str, Any]) -> tuple[Any, ...]:
+        checks = [(c["id"], c["passed"]) for c in record["hidden"]["checks"]]
+        return record["status"], record["score"], record["hidden"]["status"], checks
+
+    patch_ok, ran_ok, ran_failed = ("patch", True), ("command-1", True), ("command-1", False)
+    expected = {
+        "oracle": ("pass", 1.0, "pass", [patch_ok, ran_ok]),
+        "nop": ("fail", 0.0, "fail", [patch_ok, ran_failed]),
+        # The visible check was made to pass; the hidden one, applied afterwards, was not fooled.
+        "cheat_visible": ("fail", 1.0, "fail", [patch_ok, ran_failed]),
+        # The patch meets the agent's stand-in and does not apply; its command never runs.
+        "cheat_preempt": ("fail", 0.0, "fail", [("patch", False)]),
+        "recorder": ("fail", 0.0, "fail", [patch_ok, ran_failed]),
+    }
+    for record in records:
+        assert record["infra_error"] is None
+        assert summary(record) == expected[record["agent"]], record["agent"]
+        directory = out / "runs" / f"{record['order']:04d}"
+        details = json.loads((directory / "hidden.json").read_text("utf-8"))
+        assert details["restore_warnings"] == []
+        assert details["patch"] == "hidden/hv01.patch"
+        diff = (directory / "model.diff").read_bytes()
+        # The model's diff is the model's: never the overlay (except what an agent wrote itself).
+        assert (b"hidden_check" in diff) == (record["agent"] == "cheat_preempt")
+        assert (b"kb_checks/check_view.py" in diff) == (record["agent"] == "cheat_visible")
+        if record["agent"] == "recorder":
+            check_nothing_leaked(directory / "run" / "seen", record["arm"])
+    check_beds_are_model_final(out, records)
+
+
+def check_nothing_leaked(seen: Path, arm: str) -> None:
+    """Neither the prompt, nor the request, nor the environment names the hidden verifier."""
+    handed = {name: (seen / name).read_text("utf-8") for name in
+              ("prompt.txt", "request.json", "env.json")}
+    for name, text in handed.items():
+        for secret in ("hv01.patch", "hidden/", "check_rows", "hidden_check", "hidden_verifier"):
+            assert secret not in text, (name, secret)
+    environment = json.loads(handed["env.json"])
+    assert environment.get("APG_ARM_FLAVOUR") == ("b" if arm == "b" else None)
+
+
+def check_beds_are_model_final(out: Path, records: list[dict[str, Any]]) -> None:
+    """Each bed ends as the last attempt on it left it: its model.diff, no overlay."""
+    setup = json.loads((out / "setup.json").read_text("utf-8"))
+    last: dict[str, int] = {}
+    for record in records:
+        approot = json.loads((out / "runs" / f"{record['order']:04d}" / "run.json").read_text())
+        last[approot["approot"]] = record["order"]
+    for job in setup["jobs"]:
+        diff = model_diff(Path(job["bed"]), setup["tag"], env(), out.parent / "scratch")
+        assert diff == (out / "runs" / f"{last[job['bed']]:04d}" / "model.diff").read_bytes()

@@ -1,0 +1,307 @@
+"""``apg campaign run``: the records, one bed per job, and where infra errors end and failures begin.
+
+Each campaign here runs for real: every step is a subprocess on a cloned embedded bed. The test
+adapters live in the template bed's ``.ddev/agents/``.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import textwrap
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from ai_proving_ground.campaigns.spec import load_spec, plan, resolve
+from ai_proving_ground.paths import PROJECT_ROOT
+from ai_proving_ground.provision import provision
+from ai_proving_ground.sites.embedded.driver import EmbeddedSite
+from ai_proving_ground.tasks.dataset import load_dataset
+
+EXAMPLE = PROJECT_ROOT / "campaigns" / "example.yml"
+FIXTURES = ["kb_docs", "canvas_home"]
+ATTEMPT_KEYS = {"index", "order", "task_id", "arm", "agent", "model", "repeat", "status", "score",
+                "infra_error", "hidden", "run_id", "adapter_exit_code", "tampered", "started_at",
+                "finished_at"}
+CAMPAIGN_KEYS = {"name", "seed", "dataset", "arms", "compare", "tasks", "agents", "models",
+                 "repeats", "jobs", "created_at"}
+
+ADAPTERS = {
+    # Replaces a folder above a tracked path with a file: the next reset must refuse the bed.
+    "breaker": 'rm -rf "$APG_APPROOT/web/modules" && echo x > "$APG_APPROOT/web/modules"',
+    "exit3": "exit 3",
+    # What the shipped adapters do when their agent CLI is not installed.
+    "exit127": 'echo "exit127: the agent CLI is not on PATH" >&2; exit 127',
+    # Adds a file to the judged .ddev/agents/: verify after must call it tampering.
+    "tamperer": 'echo "#!/bin/sh" > "$APG_APPROOT/.ddev/agents/planted"',
+    # Deletes the baseline tag: a mismatch verify --restore repairs.
+    "untagger": 'git -C "$APG_APPROOT" tag -l "apg-baseline-*" | xargs git -C "$APG_APPROOT" tag -d',
+}
+
+
+@pytest.fixture(autouse=True)
+def _clean_env(monkeypatch: pytest.MonkeyPatch) -> None:
+    for name in ("AI_PG_BASELINE_DIR", "AI_PG_ESCROW_DIR", "AI_PG_DATASET", "AI_PG_FIXTURES",
+                 "AI_PG_AGENT", "AI_PG_APPROOT", "AI_PG_BASELINE_REF"):
+        monkeypatch.delenv(name, raising=False)
+
+
+@pytest.fixture(scope="module")
+def template(fixtures_template_bed: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A provisioned bed with the test adapters; campaigns clone it, never change it."""
+    bed = tmp_path_factory.mktemp("campaign_template") / "bed"
+    shutil.copytree(fixtures_template_bed, bed, symlinks=True)
+    agents = bed / ".ddev" / "agents"
+    agents.mkdir(parents=True)
+    for name, body in ADAPTERS.items():
+        script = agents / name
+        script.write_text(f"#!/bin/sh\n## Description: test adapter {name}\n## Credentials: none\n"
+                          f"{body}\n", encoding="utf-8")
+        script.chmod(0o755)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.delenv("AI_PG_BASELINE_DIR", raising=False)
+        provision(bed, FIXTURES, EmbeddedSite(bed))
+    return bed
+
+
+def reference_step() -> list[str]:
+    dataset = load_dataset(PROJECT_ROOT / "datasets" / "build_tasks.yml")
+    return dataset.task("dv01_view_build").reference_steps[0]
+
+
+def write_spec(path: Path, body: dict[str, Any]) -> Path:
+    path.write_text(json.dumps(body, indent=2), encoding="utf-8")  # JSON is YAML
+    return path
+
+
+def attempts(directory: Path) -> list[dict[str, Any]]:
+    records = [json.loads(p.read_text("utf-8")) for p in sorted(directory.glob("runs/*/attempt.json"))]
+    assert [r["order"] for r in records] == list(range(len(records)))
+    return records
+
+
+def run_campaign(apg: Any, spec: Path, out: Path, *extra: str) -> Any:
+    result = apg("campaign", "run", str(spec), "--out", str(out), *extra)
+    assert result.rc == 0, result.err
+    assert result.out == f"{out}\n"
+    return result
+
+
+# ---------------------------------------------------------------------------- the smoke campaign
+
+
+def test_the_example_smoke_campaign(apg: Any, tmp_path: Path) -> None:
+    """The shipped spec (no bed given: the runner makes one): oracle passes, nop fails."""
+    out = tmp_path / "smoke"
+    result = run_campaign(apg, EXAMPLE, out)
+    assert "APG_CAMPAIGN_DONE 4 attempts: 2 pass, 2 fail, 0 infra_error" in result.err
+
+    campaign = json.loads((out / "campaign.json").read_text("utf-8"))
+    assert set(campaign) == CAMPAIGN_KEYS
+    dataset = load_dataset(PROJECT_ROOT / "datasets" / "build_tasks.yml")
+    assert {k: v for k, v in campaign.items() if k != "created_at"} == {
+        "name": "smoke", "seed": 20260101,
+        "dataset": {"name": "build_tasks", "path": str(dataset.path), "sha256": dataset.sha256},
+        "arms": ["nop", "oracle"], "compare": ["nop", "oracle"], "tasks": ["dv01_view_build"],
+        "agents": ["nop"], "models": [None], "repeats": 2, "jobs": 2}
+
+    records = attempts(out)
+    planned = [a.as_plan() for a in plan(resolve(load_spec(EXAMPLE)))]
+    assert [{k: r[k] for k in planned[0]} for r in records] == planned
+    for record in records:
+        assert set(record) == ATTEMPT_KEYS
+        assert record["hidden"] == {"status": "absent", "checks": []}
+        assert (record["infra_error"], record["tampered"], record["adapter_exit_code"]) == \
+            (None, False, 0)
+        assert record["run_id"].startswith("apg-run-")
+        expected = ("pass", 1.0) if record["arm"] == "oracle" else ("fail", 0.0)
+        assert (record["status"], record["score"]) == expected
+        directory = out / "runs" / f"{record['order']:04d}"
+        for name in ("run.json", "grade.json", "model.diff", "config.json", "verify.json", "run"):
+            assert (directory / name).exists(), name
+        config = json.loads((directory / "config.json").read_text("utf-8"))
+        assert ("views.view.kb_billing" in config) == (record["arm"] == "oracle")
+        grade = json.loads((directory / "grade.json").read_text("utf-8"))
+        assert grade["source_metadata"]["additional_details"]["apg_run_id"] == record["run_id"]
+    assert (out / "report.json").is_file() or "APG_CAMPAIGN_REPORT_SKIPPED" in result.err
+
+
+def test_one_bed_per_job(apg: Any, tmp_path: Path, template: Path) -> None:
+    spec = write_spec(tmp_path / "spec.yml", {
+        "name": "beds", "dataset": "build_tasks", "tasks": ["dv01_view_build"],
+        "arms": {"nop": {}, "oracle": {"setup": [reference_step()]}}, "agents": ["nop"],
+        "repeats": 2, "seed": 3, "jobs": 2, "bed": str(template)})
+    out = tmp_path / "out"
+    run_campaign(apg, spec, out)
+    records = attempts(out)
+    assert [r["status"] for r in records] == ["pass" if r["arm"] == "oracle" else "fail"
+                                              for r in records]
+    beds = {str(out / "beds" / "job-0"), str(out / "beds" / "job-1")}
+    used = [json.loads((out / "runs" / f"{r['order']:04d}" / "run.json").read_text())["approot"]
+            for r in records]
+    assert set(used) == beds  # both jobs worked, each on its own bed
+    for bed in beds:
+        assert (Path(bed) / ".git").is_dir() and (Path(bed) / "db" / "site.sqlite").is_file()
+        # Run directories were moved out: a later agent on the bed cannot read earlier grades.
+        assert list((Path(bed) / ".ai-proving-ground" / "runs").iterdir()) == []
+    setup = json.loads((out / "setup.json").read_text("utf-8"))
+    assert [Path(j["escrow"]).is_relative_to(out / "escrow" / f"job-{j['job']}")
+            for j in setup["jobs"]] == [True, True]
+    assert not (template / ".ai-proving-ground" / "runs").exists()  # the template is never run on
+
+
+# ---------------------------------------------------------------------------- infra errors
+
+
+def ordered_seed(spec: dict[str, Any], path: Path, wanted: dict[int, tuple[str, str]]) -> int:
+    """The first seed whose plan puts (arm, agent) cells at the wanted positions."""
+    for seed in range(1000):
+        attempt_plan = plan(resolve(load_spec(write_spec(path, {**spec, "seed": seed}))))
+        if all((attempt_plan[i].arm, attempt_plan[i].agent) == cell for i, cell in wanted.items()):
+            return seed
+    raise AssertionError("no seed gives that order")
+
+
+def test_setup_and_reset_failures_are_infra_errors_and_the_campaign_goes_on(
+        apg: Any, tmp_path: Path, template: Path) -> None:
+    body: dict[str, Any] = {
+        "name": "infra", "dataset": "build_tasks", "tasks": ["dv01_view_build"],
+        "arms": {"ok": {"setup": [reference_step()]},
+                 "broken": {"setup": [["config:get", "no.such.config"]]}},
+        "agents": ["nop", "breaker"], "repeats": 1, "jobs": 1, "bed": str(template)}
+    spec = tmp_path / "spec.yml"
+    # The breaker goes first; the attempt after it meets the broken bed; then a clean attempt.
+    ordered_seed(body, spec, {0: ("ok", "breaker"), 2: ("ok", "nop")})
+    out = tmp_path / "out"
+    result = run_campaign(apg, spec, out)
+    first, second, third, fourth = attempts(out)
+
+    assert first["status"] == "pass"  # the arm provided the view; the damage comes to light later
+    assert second["status"] == "infra_error"
+    assert second["infra_error"].startswith("reset failed: APG_RESET_TREE_UNSAFE")
+    assert (second["score"], second["run_id"], second["adapter_exit_code"]) == (None, None, None)
+    assert (out / "beds" / "job-0.reset-failed-0001").is_dir()  # set aside as evidence
+    assert (third["arm"], third["status"], third["score"]) == ("ok", "pass", 1.0)  # a fresh bed
+    assert fourth["status"] == "infra_error"
+    assert fourth["infra_error"].startswith(
+        "arm broken setup step 1 (config:get) failed: APG_CONFIG_MISSING")
+    assert "APG_CAMPAIGN_DONE 4 attempts: 2 pass, 0 fail, 2 infra_error" in result.err
+
+
+def test_exit_codes_tampering_and_restored_baselines(apg: Any, tmp_path: Path,
+                                                      template: Path) -> None:
+    spec = write_spec(tmp_path / "spec.yml", {
+        "name": "edges", "dataset": "build_tasks", "tasks": ["dv01_view_build"],
+        "arms": {"a": {}, "b": {"agent_env": {"APG_ARM_X": "1"}}},
+        "agents": ["exit3", "exit127", "tamperer", "untagger"], "repeats": 1, "seed": 5,
+        "jobs": 2, "bed": str(template)})
+    out = tmp_path / "out"
+    run_campaign(apg, spec, out)
+    by_agent: dict[str, list[dict[str, Any]]] = {}
+    for record in attempts(out):
+        by_agent.setdefault(record["agent"], []).append(record)
+
+    for record in by_agent["exit3"]:  # the agent ran and gave up: its failure
+        assert (record["status"], record["score"], record["adapter_exit_code"]) == ("fail", 0.0, 3)
+        assert record["infra_error"] is None
+    for record in by_agent["exit127"]:  # the agent never started: not an outcome
+        assert (record["status"], record["score"], record["adapter_exit_code"]) == \
+            ("infra_error", None, 127)
+        assert record["infra_error"].startswith("the adapter exited 127: its agent could not start")
+        assert "exit127: the agent CLI is not on PATH" in record["infra_error"]
+        assert record["run_id"] is not None
+    for record in by_agent["tamperer"]:
+        assert (record["status"], record["score"], record["tampered"]) == ("fail", 0.0, True)
+        directory = out / "runs" / f"{record['order']:04d}"
+        assert not (directory / "grade.json").exists()  # never graded after tampering
+        verify = json.loads((directory / "verify.json").read_text("utf-8"))
+        assert any(line.startswith("APG_TAMPERED ") and "planted" in line
+                   for line in verify["after"]["lines"])
+    assert len(list((out / "beds").glob("job-*.tampered-*"))) == 2
+    for record in by_agent["untagger"]:
+        assert (record["status"], record["tampered"], record["infra_error"]) == ("fail", False, None)
+        verify = json.loads((out / "runs" / f"{record['order']:04d}" / "verify.json").read_text())
+        assert any(line.startswith("APG_ESCROW_MISMATCH tag") for line in verify["after"]["lines"])
+        assert verify["after_restore"]["ok"] is True
+
+
+# ---------------------------------------------------------------------------- refusals
+
+
+def test_no_bed_means_the_campaign_cannot_run(apg: Any, tmp_path: Path) -> None:
+    spec = write_spec(tmp_path / "spec.yml", {
+        "name": "nobed", "dataset": "build_tasks", "tasks": ["dv01_view_build"],
+        "arms": {"a": {}, "b": {}}, "agents": ["nop"], "repeats": 1, "seed": 1,
+        "bed": "missing-bed"})
+    result = apg("campaign", "run", str(spec), "--out", str(tmp_path / "out"))
+    assert result.rc == 1
+    assert result.err.startswith(f"APG_CAMPAIGN_CANNOT_RUN {tmp_path / 'missing-bed'} is not an "
+                                 "embedded bed")
+    assert not (tmp_path / "out").exists()
+
+
+def test_an_existing_campaign_directory_is_refused(apg: Any, tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / "campaign.json").write_text("{}", encoding="utf-8")
+    result = apg("campaign", "run", str(EXAMPLE), "--out", str(out))
+    assert result.rc == 1
+    assert "exists and is not empty" in result.err
+
+
+def test_unknown_agents_and_undeclared_env_are_spec_errors(apg: Any, tmp_path: Path,
+                                                           template: Path) -> None:
+    body: dict[str, Any] = {
+        "name": "bad", "dataset": "build_tasks", "tasks": ["dv01_view_build"],
+        "arms": {"a": {}, "b": {}}, "agents": ["nop", "nobody"], "repeats": 1, "seed": 1,
+        "bed": str(template)}
+    spec = tmp_path / "spec.yml"
+    spec.write_text(textwrap.dedent("""\
+        name: bad
+        dataset: build_tasks
+        tasks: [dv01_view_build]
+        arms:
+          a: {}
+          b: {agent_env: {ANTHROPIC_API_KEY: x}}
+        agents: [nop]
+        repeats: 1
+        seed: 1
+        """) + f"bed: {template}\n", encoding="utf-8")
+    result = apg("campaign", "run", str(spec))
+    assert result.rc == 2
+    assert result.err.startswith(f"APG_CAMPAIGN_SPEC_INVALID {spec}:6:18: $.arms.b.agent_env: "
+                                 "APG_RUN_ENV_REFUSED adapter 'nop' does not declare ANTHROPIC_API_KEY")
+    write_spec(spec, body)
+    result = apg("campaign", "run", str(spec))
+    assert result.rc == 2
+    assert "$.agents[1]: APG_RUN_AGENT_UNKNOWN no adapter 'nobody'" in result.err
+
+
+# ---------------------------------------------------------------------------- RunOptions.extra_env
+
+
+def test_extra_env_passes_declared_and_arm_names_only(tmp_path: Path, template: Path) -> None:
+    from ai_proving_ground.errors import ApgError
+    from ai_proving_ground.tasks.run import RunOptions, run_task
+
+    bed = tmp_path / "bed"
+    shutil.copytree(template, bed, symlinks=True)
+    dump = bed / ".ddev" / "agents" / "envdump"
+    dump.write_text('#!/bin/sh\n## Credentials: none\n## Env: DECLARED_X\n'
+                    'env > "$APG_RUN_DIR/env.txt"\n', encoding="utf-8")
+    dump.chmod(0o755)
+    options = RunOptions(task_id="dv01_view_build", approot=bed, agent="envdump",
+                         extra_env={"DECLARED_X": "from-arm", "APG_ARM_MODE": "with"})
+    outcome = run_task(options)
+    seen = (outcome.run_dir / "env.txt").read_text("utf-8").splitlines()
+    assert {"DECLARED_X=from-arm", "APG_ARM_MODE=with"} <= set(seen)
+    runs = bed / ".ai-proving-ground" / "runs"
+    before = sorted(runs.iterdir())
+    for name in ("PATH", "HOME", "APG_RUN_DIR", "bad name"):
+        with pytest.raises(ApgError) as caught:
+            run_task(RunOptions(task_id="dv01_view_build", approot=bed, agent="envdump",
+                                extra_env={name: "x"}))
+        assert (caught.value.token, caught.value.exit_code) == ("APG_RUN_ENV_REFUSED", 2)
+    assert sorted(runs.iterdir()) == before  # refused before anything was written
