@@ -244,6 +244,15 @@ def test_missing_versions_manifest_warns(kit: Kit, pbed: Path) -> None:
     assert not baseline.versions.exists()  # the no-op does not backfill
 
 
+def test_corrupt_versions_manifest_is_a_clear_refusal(kit: Kit, pbed: Path) -> None:
+    baseline = kit.baseline(pbed)
+    baseline.versions.write_text("{not json")
+    rc, _out, err = kit.run("provision", pbed)
+    assert rc == 1
+    assert err.startswith("APG_VERSIONS_UNREADABLE ") and str(baseline.versions) in err
+    assert "Traceback" not in err
+
+
 def test_bumped_fixture_version_is_a_new_baseline(kit: Kit, pbed: Path, tmp_path: Path,
                                                   monkeypatch: pytest.MonkeyPatch) -> None:
     root = kit.make_probe_fixture(tmp_path / "fixtures", version=1)

@@ -7,6 +7,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+from ai_proving_ground.errors import ApgError
 from ai_proving_ground.sites.base import Versions
 
 
@@ -18,7 +19,14 @@ def load(path: Path) -> dict[str, Any] | None:
     """The recorded manifest, or None for an older baseline that has none."""
     if not path.is_file():
         return None
-    data: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, ValueError) as exc:
+        raise ApgError("APG_VERSIONS_UNREADABLE", f"{path} is unreadable ({exc}); recapture the "
+                       "baseline to record it again") from None
+    if not isinstance(data, dict):
+        raise ApgError("APG_VERSIONS_UNREADABLE", f"{path} does not hold a versions manifest; "
+                       "recapture the baseline to record it again")
     return data
 
 

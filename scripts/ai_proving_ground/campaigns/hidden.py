@@ -39,6 +39,7 @@ from typing import Any
 
 from ai_proving_ground.errors import ApgError
 from ai_proving_ground.fsutil import contained_path
+from ai_proving_ground.gitutil import SAFE_CONFIG
 from ai_proving_ground.report import say
 from ai_proving_ground.sites.embedded.layout import TRACKED_PATHS, BedLayout
 from ai_proving_ground.tasks.dataset import Dataset, Task
@@ -98,8 +99,7 @@ def git_in_bed(bed: Path, args: Sequence[str], env: Mapping[str, str],
     (the agent had the bed's .git to itself, so nothing in it may run on the harness's behalf)."""
     clean = {k: v for k, v in env.items() if not k.startswith("GIT_")}
     clean.update(extra_env or {})
-    argv = ["git", "-C", str(bed), "-c", "core.hooksPath=/dev/null", "-c", "core.fsmonitor=false",
-            *args]
+    argv = ["git", "-C", str(bed), *SAFE_CONFIG, *args]
     try:
         return subprocess.run(argv, env=clean, stdin=subprocess.DEVNULL, capture_output=True,
                               check=False)
