@@ -38,6 +38,8 @@ ADAPTERS = {
     "tamperer": 'echo "#!/bin/sh" > "$APG_APPROOT/.ddev/agents/planted"',
     # Deletes the baseline tag: a mismatch verify --restore repairs.
     "untagger": 'git -C "$APG_APPROOT" tag -l "apg-baseline-*" | xargs git -C "$APG_APPROOT" tag -d',
+    # Never finishes on its own: agent_timeout_s must stop it.
+    "hangs": "sleep 60",
 }
 
 
@@ -225,6 +227,22 @@ def test_exit_codes_tampering_and_restored_baselines(apg: Any, tmp_path: Path,
         verify = json.loads((out / "runs" / f"{record['order']:04d}" / "verify.json").read_text())
         assert any(line.startswith("APG_ESCROW_MISMATCH tag") for line in verify["after"]["lines"])
         assert verify["after_restore"]["ok"] is True
+
+
+def test_an_agent_past_its_time_limit_is_stopped_and_fails(apg: Any, tmp_path: Path,
+                                                           template: Path) -> None:
+    spec = write_spec(tmp_path / "spec.yml", {
+        "name": "slow", "dataset": "build_tasks", "tasks": ["dv01_view_build"],
+        "arms": {"a": {}, "b": {}}, "agents": ["hangs"], "repeats": 1, "seed": 1, "jobs": 2,
+        "agent_timeout_s": 0.5, "bed": str(template)})
+    out = tmp_path / "out"
+    run_campaign(apg, spec, out)
+    records = attempts(out)
+    assert len(records) == 2
+    for record in records:  # the agent's own doing: a failure, not an infrastructure error
+        assert (record["status"], record["score"], record["infra_error"]) == ("fail", 0.0, None)
+        run = json.loads((out / "runs" / f"{record['order']:04d}" / "run" / "run.json").read_text())
+        assert run["status"] == "timed_out" and run["timeout_s"] == 0.5
 
 
 # ---------------------------------------------------------------------------- refusals

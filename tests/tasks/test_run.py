@@ -510,3 +510,38 @@ def test_shipped_adapters_are_executable_scripts() -> None:
         assert path.stat().st_mode & stat.S_IXUSR, name
         first = path.read_text(encoding="utf-8").splitlines()[0]
         assert first in {"#!/usr/bin/env bash", "#!/usr/bin/env python3"}, name
+
+
+def test_timeout_stops_the_adapter_and_everything_it_started(plain: Path, dataset: Path,
+                                                             apg: Run, tmp_path: Path) -> None:
+    pidfile = tmp_path / "grandchild.pid"
+    # The grandchild ignores SIGTERM: only the group SIGKILL stops it.
+    add_adapter(plain, "hangs", f"(trap '' TERM; sleep 60) & echo $! > {pidfile}; wait")
+    started = time.monotonic()
+    rc, _out, err = apg("run", "t_echo", "--approot", str(plain), "--dataset", str(dataset),
+                        "--agent", "hangs", "--timeout", "0.5")
+    assert time.monotonic() - started < 20
+    assert rc == 1 and "APG_RUN_TIMED_OUT" in err, err
+    _, record = only_run(plain)
+    assert record["status"] == "timed_out" and record["attempted"] is False
+    assert record["timeout_s"] == 0.5
+    grandchild = int(pidfile.read_text())
+    deadline = time.monotonic() + 10
+    while _alive(grandchild):
+        assert time.monotonic() < deadline, "the adapter's child outlived the timeout"
+        time.sleep(0.05)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    # A zombie is dead for our purposes: it no longer runs.
+    stat = Path(f"/proc/{pid}/stat")
+    return not (stat.exists() and stat.read_text().split()[2] == "Z")
+
+
+def test_timeout_must_be_positive(plain: Path, apg: Run) -> None:
+    rc, _out, err = apg("run", "t_echo", "--approot", str(plain), "--timeout", "0")
+    assert rc == 2 and "APG_USAGE" in err

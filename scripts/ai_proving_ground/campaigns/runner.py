@@ -653,6 +653,8 @@ class _AttemptRun:
                 str(self.job.bed), "--agent", self.attempt.agent, "--dataset",
                 str(self.context.campaign.dataset.path), self.attempt.task_id]
         argv += ["--model", self.attempt.model] if self.attempt.model else []
+        timeout = self.context.campaign.spec.agent_timeout_s
+        argv += ["--timeout", str(timeout)] if timeout else []
         for name in arm.agent_env:
             argv += ["--arm-env", name]
         env = {**self.job.env, **arm.agent_env}  # values by environment, never on a command line
@@ -840,6 +842,7 @@ def child_main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--dataset", required=True)
     parser.add_argument("--model")
     parser.add_argument("--arm-env", action="append", default=[], metavar="NAME")
+    parser.add_argument("--timeout", type=float)
     parser.add_argument("task_id")
     args = parser.parse_args(argv)
 
@@ -847,7 +850,7 @@ def child_main(argv: Sequence[str] | None = None) -> int:
         extra = {name: os.environ.get(name, "") for name in args.arm_env}
         options = RunOptions(task_id=args.task_id, approot=Path(args.approot), agent=args.agent,
                              dataset=args.dataset, model=args.model, echo_stdout_to_stderr=True,
-                             extra_env=extra)
+                             extra_env=extra, timeout_s=args.timeout)
         outcome = run_task(options)
         sys.stdout.write(dumps_record(outcome.record))
         return outcome.exit_code

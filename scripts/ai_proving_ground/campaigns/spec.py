@@ -53,6 +53,7 @@ class CampaignSpec:
     repeats: int
     seed: int
     jobs: int
+    agent_timeout_s: float | None
     fixtures: tuple[str, ...] | None
     bed: Path | None
 
@@ -121,6 +122,7 @@ def load_spec(path: Path) -> CampaignSpec:
         repeats=int(data["repeats"]),
         seed=int(data["seed"]),
         jobs=int(data.get("jobs", 1)),
+        agent_timeout_s=(float(data["agent_timeout_s"]) if "agent_timeout_s" in data else None),
         fixtures=tuple(data["fixtures"]) if "fixtures" in data else None,
         bed=(path.parent / data["bed"]).absolute() if "bed" in data else None,
     )

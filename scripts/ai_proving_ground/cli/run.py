@@ -12,7 +12,9 @@ Exit codes:
   0  attempt recorded: the adapter exited 0 (APG_RUN_ATTEMPTED)
   1  no attempt: the adapter exited non-zero or could not start (APG_RUN_NO_ATTEMPT), or the
      credential preflight refused the adapter (APG_RUN_CRED_REFUSED; AI_PG_ALLOW_HOST_CREDS=1
-     overrides it deliberately, with APG_RUN_CRED_OVERRIDDEN); run.json records either
+     overrides it deliberately, with APG_RUN_CRED_OVERRIDDEN), or the adapter outlived
+     --timeout and was stopped with everything it started (APG_RUN_TIMED_OUT); run.json
+     records each of these
   2  usage: bad arguments (APG_USAGE), unknown task (APG_TASK_UNKNOWN), dataset not found or
      invalid (APG_DATASET_NOT_FOUND, APG_DATASET_INVALID), unknown adapter
      (APG_RUN_AGENT_UNKNOWN), adapter not executable (APG_RUN_AGENT_NOT_EXECUTABLE), a bad
@@ -42,7 +44,20 @@ def build_parser() -> ArgumentParser:
                         "else build_tasks)")
     parser.add_argument("--model", help="model id, recorded and passed on as APG_MODEL")
     parser.add_argument("--json", action="store_true", help="print run.json on stdout")
+    parser.add_argument("--timeout", type=_seconds, metavar="SECONDS",
+                        help="stop the adapter and everything it started after this long "
+                             "(recorded as timed_out, no attempt)")
     return parser
+
+
+def _seconds(raw: str) -> float:
+    try:
+        value = float(raw)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{raw!r} is not a number of seconds") from None
+    if value <= 0:
+        raise argparse.ArgumentTypeError("the timeout must be more than 0 seconds")
+    return value
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -51,7 +66,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     def act() -> int:
         options = RunOptions(task_id=args.task_id, approot=resolve_approot(args.approot),
                              agent=args.agent, dataset=args.dataset, model=args.model or None,
-                             echo_stdout_to_stderr=args.json)
+                             echo_stdout_to_stderr=args.json, timeout_s=args.timeout)
         outcome = run_task(options)
         if args.json:
             sys.stdout.write(dumps_record(outcome.record))

@@ -31,6 +31,7 @@ import json
 import os
 import secrets
 import shlex
+import signal
 import subprocess
 import sys
 import threading
@@ -72,6 +73,8 @@ class RunOptions:
     echo_stdout_to_stderr: bool = False  # --json keeps stdout for run.json alone
     # Values for the adapter's environment (a campaign arm's agent_env); see the module doc.
     extra_env: Mapping[str, str] = field(default_factory=dict)
+    # Wall-clock limit for the adapter; past it, its whole process group is stopped.
+    timeout_s: float | None = None
 
 
 @dataclass(frozen=True)
@@ -221,6 +224,13 @@ def _attempt(plan: _Plan, run_dir: Path, record: dict[str, Any]) -> RunOutcome:
         f"{plan.adapter.name!r} ({plan.adapter.path}); record: {run_dir / 'run.json'}")
     try:
         exit_code = _spawn(plan, run_dir, env)
+    except _TimedOut as exc:
+        record["timeout_s"] = plan.options.timeout_s
+        _finish(run_dir, record, "timed_out", exc.adapter_exit_code)
+        say("APG_RUN_TIMED_OUT", f"run {run_dir.name}: adapter {plan.adapter.name!r} still ran "
+            f"after {plan.options.timeout_s:g}s and was stopped with everything it started; no "
+            f"attempt recorded in {run_dir / 'run.json'}")
+        return RunOutcome(record=record, run_dir=run_dir, exit_code=1)
     except KeyboardInterrupt as exc:
         # Ctrl-C: the record must not stay "running"; the CLI reports APG_INTERRUPTED.
         _finish(run_dir, record, "interrupted", getattr(exc, "adapter_exit_code", None))
@@ -317,10 +327,12 @@ def _spawn(plan: _Plan, run_dir: Path, env: dict[str, str]) -> int | None:
     """Run the adapter, teeing its output; None when it could not be started."""
     interactive = plan.adapter.header.interactive
     try:
+        # A non-interactive adapter gets its own session, so a timeout can stop everything it
+        # started (an agent CLI's shells and servers), not just the adapter itself.
         process = subprocess.Popen(
             [str(plan.adapter.path)], cwd=plan.options.approot, env=env,
             stdin=None if interactive else subprocess.DEVNULL,
-            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=not interactive)
     except OSError as exc:
         say("APG_RUN_NO_ATTEMPT", f"adapter {plan.adapter.name!r} could not start "
             f"({plan.adapter.path}): {exc.strerror or exc}")
@@ -330,9 +342,13 @@ def _spawn(plan: _Plan, run_dir: Path, env: dict[str, str]) -> int | None:
     pumps = [_pump(process.stdout, run_dir / TRANSCRIPTS["stdout"], echo_out),
              _pump(process.stderr, run_dir / TRANSCRIPTS["stderr"], sys.stderr)]
     try:
-        code = process.wait()
+        code = process.wait(timeout=plan.options.timeout_s)
+    except subprocess.TimeoutExpired:
+        _stop_group(process)
+        raise _TimedOut(process.returncode) from None
     except KeyboardInterrupt:
-        _stop(process)
+        # In its own session the adapter missed the terminal's SIGINT: stop its group here.
+        _stop(process) if interactive else _stop_group(process)
         raise _Interrupted(process.returncode) from None
     finally:
         for pump in pumps:
@@ -362,6 +378,26 @@ def _echo(stream: TextIO, text: str) -> None:
     with contextlib.suppress(OSError, ValueError):
         stream.write(text)
         stream.flush()
+
+
+class _TimedOut(Exception):
+    """The adapter outlived its time limit and was stopped."""
+
+    def __init__(self, adapter_exit_code: int | None) -> None:
+        super().__init__(adapter_exit_code)
+        self.adapter_exit_code = adapter_exit_code
+
+
+def _stop_group(process: subprocess.Popen[bytes]) -> None:
+    """SIGTERM to the adapter's whole process group, a moment to exit, then SIGKILL to the group
+    (a child that ignores SIGTERM must not outlive the attempt and keep changing the bed)."""
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(process.pid, signal.SIGTERM)
+    with contextlib.suppress(subprocess.TimeoutExpired):
+        process.wait(timeout=5)
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(process.pid, signal.SIGKILL)
+    process.wait()
 
 
 def _stop(process: subprocess.Popen[bytes]) -> None:
