@@ -245,6 +245,28 @@ def test_an_agent_past_its_time_limit_is_stopped_and_fails(apg: Any, tmp_path: P
         assert run["status"] == "timed_out" and run["timeout_s"] == 0.5
 
 
+def test_a_baseline_that_fails_the_doctor_gives_infra_errors(apg: Any, tmp_path: Path,
+                                                             template: Path) -> None:
+    bad = tmp_path / "bad-template"
+    shutil.copytree(template, bad, symlinks=True)
+    site = EmbeddedSite(bad)
+    invite = "6b0d0c00-0000-4000-8000-000000000001"
+    with site.session() as store:
+        store.entity_delete(invite)
+    [dump] = (bad / ".ai-proving-ground").glob("db.*.dump")
+    site.dump_database(dump)  # a baseline that no longer holds what the fixtures declare
+    spec = write_spec(tmp_path / "spec.yml", {
+        "name": "drift", "dataset": "build_tasks", "tasks": ["dv01_view_build"],
+        "arms": {"a": {}, "b": {}}, "agents": ["exit3"], "repeats": 1, "seed": 2, "jobs": 1,
+        "bed": str(bad)})
+    out = tmp_path / "out"
+    run_campaign(apg, spec, out)
+    for record in attempts(out):  # never blamed on the agent, which never ran
+        assert record["status"] == "infra_error" and record["run_id"] is None
+        assert record["infra_error"].startswith("the doctor found drift after reset: ")
+        assert invite in record["infra_error"]
+
+
 # ---------------------------------------------------------------------------- refusals
 
 

@@ -411,6 +411,17 @@ def _prepare(context: _Context, job: _Job) -> str | None:
     return None
 
 
+def _drifted(verdict_json: bytes) -> str:
+    """The failing doctor checks and their subjects, in one line."""
+    try:
+        verdict = json.loads(verdict_json)
+        failing = [c for c in verdict["checks"] if c.get("status") == "fail"]
+        return "; ".join(f"{c['name']}: " + ", ".join(str(d.get("subject")) for d in
+                                                      c.get("drift", [])[:5]) for c in failing)
+    except (ValueError, KeyError, TypeError):
+        return "no readable verdict"
+
+
 def _clone(template: Path, bed: Path) -> None:
     """The whole bed (.git and baselines included), minus the template's run records and
     stored envelopes: they are not state, and earlier answers must not reach an agent."""
@@ -611,6 +622,12 @@ class _AttemptRun:
         if not step.ok:
             self.set_aside = "reset-failed"
             raise _Infra(f"reset failed: {step.tokens()}")
+        # The known state must hold before an agent sees the bed: drift here is the bed's fault.
+        doctor = self._step(apg_argv("doctor", "--approot", str(self.job.bed),
+                                     *self.context.campaign.fixtures))
+        if not doctor.ok:
+            self.set_aside = "reset-failed"
+            raise _Infra(f"the doctor found drift after reset: {_drifted(doctor.stdout)}")
 
     def _arm_setup(self) -> None:
         assert self.job is not None

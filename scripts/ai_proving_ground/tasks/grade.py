@@ -105,6 +105,9 @@ def _grader_provenance(request: GradeRequest, task: Task) -> dict[str, str]:
         fixture_set = load_set(task.fixtures, request.approot)
         files = grader_tree.fingerprint(request.approot, fixture_set)
         details["grader_tree_sha256"] = grader_tree.tree_sha256(files)
+        # The baseline's identity: a verdict can never be attributed to the wrong known state.
+        details["fixture_set_key"] = fixture_set.key
+        details["fixture_set"] = fixture_set.canonical
     except (OSError, ApgError) as exc:
         say("APG_GRADE_GRADER_UNRESOLVED", f"grader tree: {exc}")
         details["grader_tree"] = f"unresolved: {exc}"
