@@ -50,17 +50,21 @@ def reset(approot: Path, names: list[str], driver: SiteDriver) -> ResetOutcome:
         check_scope(approot)
         snapshot = public_files.snapshot_paths(baseline.directory, fixture_set.key)
         recorded_files = _verify_files(snapshot)
-        if recorded_files:
-            public_files.check_destination(driver.public_files_dir(), approot, snapshot)
         outcome = ResetOutcome(fixture_set.key)
         atomic_write_text(baseline.reset_marker, f"reset of {fixture_set.key} under way\n")
         crashpoint("reset.marked")
-        outcome.removed = restore_from_tag(approot, baseline.tag, skip)
-        crashpoint("reset.tree-restored")
-        driver.restore_database(baseline.dump)
-        crashpoint("reset.database-restored")
-        if recorded_files:
-            public_files.restore(driver.public_files_dir(), approot, snapshot)
+        staged = _stage_files(driver, approot, snapshot, baseline) if recorded_files else None
+        try:
+            outcome.removed = restore_from_tag(approot, baseline.tag, skip)
+            crashpoint("reset.tree-restored")
+            driver.restore_database(baseline.dump)
+            crashpoint("reset.database-restored")
+        except BaseException:
+            if staged is not None:
+                staged.discard()  # the marker stays: this bed is half-restored
+            raise
+        if staged is not None:
+            staged.commit()
         else:
             _warn(outcome, "APG_RESET_FILES_UNRECORDED", "this baseline has no public-files "
                   "snapshot; files were not restored. Recapture the baseline to enable it")
@@ -112,6 +116,17 @@ def _untracked_skips(approot: Path, baseline: Baseline) -> frozenset[str]:
     raise ApgError("APG_RESET_UNTRACKED", f"populated paths with no files in {baseline.tag}: "
                    f"{'; '.join(problems)}. Track them and recapture the baseline, or set "
                    "AI_PG_ALLOW_UNTRACKED=1 to restore the database only for them")
+
+
+def _stage_files(driver: SiteDriver, approot: Path, snapshot: public_files.FilesSnapshot,
+                 baseline: Baseline) -> public_files.StagedFiles:
+    """Check and extract the files snapshot before anything is restored; a refusal leaves the bed
+    as it was (the marker written just before is taken back)."""
+    try:
+        return public_files.stage(driver.public_files_dir(), approot, snapshot)
+    except BaseException:
+        baseline.reset_marker.unlink(missing_ok=True)
+        raise
 
 
 def _verify_files(snapshot: public_files.FilesSnapshot) -> bool:

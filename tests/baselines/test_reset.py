@@ -226,6 +226,9 @@ def test_bad_files_snapshot_is_refused_before_anything_changes(
     rc, _out, err = kit.run("reset", pbed)
     assert rc == 1 and token in err, err
     _changed_nothing(kit, pbed)
+    assert not kit.baseline(pbed).reset_marker.exists()  # a refusal is not a half-done reset
+    if pbed.joinpath(PUBLIC).is_dir() and not pbed.joinpath(PUBLIC).is_symlink():
+        assert not [p for p in pbed.joinpath(PUBLIC).iterdir() if p.name.startswith(".apg")]
     if before_elsewhere:
         assert sorted(p.name for p in elsewhere.iterdir()) == before_elsewhere
 

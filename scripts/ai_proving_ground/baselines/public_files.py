@@ -260,23 +260,47 @@ def _changed(path: Path, detail: str) -> NoReturn:
 # --- restore ------------------------------------------------------------------------------------
 
 
-def restore(public_dir: Path, approot: Path, snapshot: FilesSnapshot) -> list[str]:
-    """Make ``public_dir`` hold exactly the snapshot (REGENERABLE entries untouched); return its paths."""
+@dataclass(frozen=True)
+class StagedFiles:
+    """The snapshot extracted beside the live public files, every check passed, nothing deleted.
+
+    Staging first lets a reset refuse an unsafe or changed snapshot before it changes anything,
+    without reading the archive twice.
+    """
+
+    dest: Path
+    staging: Path
+    listing: list[str]
+
+    def commit(self) -> list[str]:
+        """Replace the live files with the staged ones (REGENERABLE entries untouched)."""
+        try:
+            _clear(self.dest, keep={*REGENERABLE, self.staging.name})
+            crashpoint("reset.files.cleared")  # live files gone, the snapshot still in staging
+            _promote(self.staging, self.dest)
+        finally:
+            self.discard()
+        return self.listing
+
+    def discard(self) -> None:
+        if self.staging.is_dir() and not self.staging.is_symlink():
+            shutil.rmtree(self.staging)
+
+
+def stage(public_dir: Path, approot: Path, snapshot: FilesSnapshot) -> StagedFiles:
+    """Verify the snapshot and the destination, then extract beside the live files."""
     sidecar, listing, handle = _open_verified(snapshot)
     with handle, tarfile.open(fileobj=handle, mode="r:gz") as tar:
         dest, members = _preflight(public_dir, approot, snapshot, tar, sidecar["public_dir"], listing)
         dest.mkdir(parents=True, exist_ok=True)
-        # Extract beside the live files first: any refusal or failure happens before deletion.
         staging = _stage(tar, members, dest)
     crashpoint("reset.files.staged")
-    try:
-        _clear(dest, keep={*REGENERABLE, staging.name})
-        crashpoint("reset.files.cleared")  # live files gone, the snapshot still in staging
-        _promote(staging, dest)
-    finally:
-        if staging.is_dir() and not staging.is_symlink():
-            shutil.rmtree(staging)
-    return listing
+    return StagedFiles(dest, staging, listing)
+
+
+def restore(public_dir: Path, approot: Path, snapshot: FilesSnapshot) -> list[str]:
+    """Make ``public_dir`` hold exactly the snapshot (REGENERABLE entries untouched); return its paths."""
+    return stage(public_dir, approot, snapshot).commit()
 
 
 def check_destination(public_dir: Path, approot: Path, snapshot: FilesSnapshot) -> Path:
