@@ -178,5 +178,5 @@ def test_site_finds_the_bed_from_option_env_or_cwd(
     not_a_bed = tmp_path / "plain"
     not_a_bed.mkdir()
     rc, _, err = site(not_a_bed, "pm:list")
-    assert rc == 1
+    assert rc == 2
     assert err.startswith(f"APG_SITE_NOT_INSTALLED no embedded site database at {not_a_bed}")

@@ -423,7 +423,8 @@ def test_status_json_and_field(bed: Path, site: Site) -> None:
     facts = json.loads(ok(site(bed, "status", "--format=json")))
     assert facts["db-status"] == "Not installed"
     assert "modules" not in facts
-    refused(site(bed, "pm:list"), "APG_SITE_NOT_INSTALLED", "apg bed init")
+    # Pointing a command at a directory that holds no site is a usage problem: exit 2.
+    refused(site(bed, "pm:list"), "APG_SITE_NOT_INSTALLED", "apg bed init", rc=2)
 
 
 def test_read_state_is_one_round_trip_for_one_or_a_thousand_uuids(content_bed: Path) -> None:

@@ -53,6 +53,7 @@ class Store:
             raise ApgError(
                 "APG_SITE_NOT_INSTALLED",
                 f"no embedded site database at {db_path}; create a bed with `apg bed init DIR`",
+                exit_code=2,
             )
         self.conn = sqlite3.connect(db_path, isolation_level=None, timeout=30)
         self.conn.row_factory = sqlite3.Row
