@@ -21,16 +21,16 @@ from pathlib import Path
 from typing import Any
 
 from ai_proving_ground import yamlio
+from ai_proving_ground.baselines.provision import provision
 from ai_proving_ground.baselines.public_files import snapshot_paths
+from ai_proving_ground.baselines.reset import reset
 from ai_proving_ground.baselines.store import Baseline, baseline_dir
 from ai_proving_ground.bed import init_bed
 from ai_proving_ground.doctor import diagnose
-from ai_proving_ground.escrow_bench import verify_benchmark
+from ai_proving_ground.escrow.bench import verify_benchmark
 from ai_proving_ground.fixtures import load_set
 from ai_proving_ground.fsutil import atomic_write_json
 from ai_proving_ground.gitutil import git
-from ai_proving_ground.provision import provision
-from ai_proving_ground.reset import reset
 from ai_proving_ground.sites.embedded.driver import EmbeddedSite
 
 SIZES = (12, 10_000)

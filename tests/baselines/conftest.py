@@ -26,11 +26,11 @@ from typing import Any, ClassVar
 import pytest
 
 from ai_proving_ground.baselines import grader_tree, public_files
+from ai_proving_ground.baselines.provision import provision
 from ai_proving_ground.baselines.store import Baseline, baseline_dir
 from ai_proving_ground.bed import init_bed
 from ai_proving_ground.fixtures import DEFAULT_FIXTURES, load_set
 from ai_proving_ground.gitutil import git
-from ai_proving_ground.provision import provision
 from ai_proving_ground.sites.embedded.driver import EmbeddedSite
 from ai_proving_ground.sites.embedded.layout import TRACKED_PATHS
 from ai_proving_ground.yamlio import dumps

@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from ai_proving_ground.locking import bed_lock
+from ai_proving_ground.baselines.locking import bed_lock
 
 Kit = Any  # the ``kit`` fixture of tests/baselines/conftest.py
 
@@ -22,7 +22,7 @@ DELETED = "6b0d0c00-0000-4000-8000-000000000003"
 HOLDER = """
 import sys
 from pathlib import Path
-from ai_proving_ground.locking import bed_lock
+from ai_proving_ground.baselines.locking import bed_lock
 with bed_lock(Path(sys.argv[1]), "holder"):
     print("held", flush=True)
     sys.stdin.readline()

@@ -61,7 +61,7 @@ def test_provision_captures_every_baseline_file(kit: Kit, raw_bed: Path) -> None
     assert "fixture/canvas_home/manifest/fragment.yml" in recorded
     # Imported data lives on in the dump; only the facts the doctor reads are judged.
     assert not any(label.startswith("fixture/kb_docs/content/") for label in recorded)
-    assert "grader/ai_proving_ground/reset.py" in recorded
+    assert "grader/ai_proving_ground/baselines/reset.py" in recorded
     assert (directory / f"grader.{key}.sha256").read_text().strip() == kit.sha(grader_files.encode())
 
     # Code identity per module, the schema recorded apart.

@@ -16,11 +16,11 @@ from typing import Any
 
 import pytest
 
+from ai_proving_ground.baselines.provision import provision
 from ai_proving_ground.campaigns import hidden
 from ai_proving_ground.campaigns.hidden import HiddenVerifier, model_diff, run_hidden
 from ai_proving_ground.gitutil import git
 from ai_proving_ground.paths import PROJECT_ROOT
-from ai_proving_ground.provision import provision
 from ai_proving_ground.sites.embedded.driver import EmbeddedSite
 from ai_proving_ground.tasks.dataset import load_dataset
 from ai_proving_ground.tasks.run import site_command

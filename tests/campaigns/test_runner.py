@@ -14,9 +14,9 @@ from typing import Any
 
 import pytest
 
+from ai_proving_ground.baselines.provision import provision
 from ai_proving_ground.campaigns.spec import load_spec, plan, resolve
 from ai_proving_ground.paths import PROJECT_ROOT
-from ai_proving_ground.provision import provision
 from ai_proving_ground.sites.embedded.driver import EmbeddedSite
 from ai_proving_ground.tasks.dataset import load_dataset
 

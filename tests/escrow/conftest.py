@@ -20,12 +20,12 @@ from pathlib import Path
 import pytest
 from escrow_kit import ADAPTER, ENV_PREFIXES, HOST_VERIFY, VERIFIER, Escrowed, make_escrow
 
-from ai_proving_ground import escrow as escrow_module
+from ai_proving_ground.baselines.provision import provision
 from ai_proving_ground.bed import init_bed
+from ai_proving_ground.escrow import setup as escrow_module
 from ai_proving_ground.fixtures import DEFAULT_FIXTURES
 from ai_proving_ground.gitutil import git
 from ai_proving_ground.paths import PACKAGE_DIR, PROJECT_ROOT
-from ai_proving_ground.provision import provision
 from ai_proving_ground.sites.embedded.driver import EmbeddedSite
 
 

@@ -12,8 +12,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ai_proving_ground import escrow as escrow_module
 from ai_proving_ground.baselines.store import Baseline, baseline_dir
+from ai_proving_ground.escrow import setup as escrow_module
 from ai_proving_ground.fixtures import DEFAULT_FIXTURES, load_set
 from ai_proving_ground.paths import PROJECT_ROOT
 

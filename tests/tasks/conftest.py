@@ -18,8 +18,8 @@ from typing import Any
 import jsonschema
 import pytest
 
+from ai_proving_ground.baselines.provision import provision
 from ai_proving_ground.baselines.store import baseline_dir
-from ai_proving_ground.provision import provision
 from ai_proving_ground.schemas import schema_errors
 from ai_proving_ground.sites.embedded.driver import EmbeddedSite
 

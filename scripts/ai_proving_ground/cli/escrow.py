@@ -17,7 +17,7 @@ from collections.abc import Sequence
 from ai_proving_ground.approot import resolve_approot
 from ai_proving_ground.cli._fixture_command import fixture_parser
 from ai_proving_ground.cli.common import run
-from ai_proving_ground.escrow import escrow
+from ai_proving_ground.escrow.setup import escrow
 from ai_proving_ground.fixtures import requested_names
 
 

@@ -11,9 +11,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from ai_proving_ground.baselines.provision import provision, summary_json
 from ai_proving_ground.cli._fixture_command import bed_and_set, fixture_parser
 from ai_proving_ground.cli.common import run
-from ai_proving_ground.provision import provision, summary_json
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -14,9 +14,9 @@ import dataclasses
 import json
 from collections.abc import Sequence
 
+from ai_proving_ground.baselines.reset import reset
 from ai_proving_ground.cli._fixture_command import bed_and_set, fixture_parser
 from ai_proving_ground.cli.common import run
-from ai_proving_ground.reset import reset
 
 
 def main(argv: Sequence[str] | None = None) -> int:

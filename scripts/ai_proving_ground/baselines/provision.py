@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from ai_proving_ground.baselines import grader_tree, public_files, versions
+from ai_proving_ground.baselines.locking import bed_lock
 from ai_proving_ground.baselines.store import Baseline, baseline_dir
 from ai_proving_ground.baselines.tree import (
     create_tag,
@@ -27,7 +28,6 @@ from ai_proving_ground.errors import ApgError
 from ai_proving_ground.faults import crashpoint
 from ai_proving_ground.fixtures import FixtureSet, load_set
 from ai_proving_ground.fsutil import atomic_write_json, atomic_write_text
-from ai_proving_ground.locking import bed_lock
 from ai_proving_ground.paths import BASE_RECIPE_NAME, base_recipe_dir
 from ai_proving_ground.report import say
 from ai_proving_ground.sites.base import SiteDriver, StateQuery

@@ -33,6 +33,7 @@ from typing import Any
 
 from ai_proving_ground import yamlio
 from ai_proving_ground.baselines import grader_tree
+from ai_proving_ground.baselines.locking import bed_lock
 from ai_proving_ground.baselines.public_files import snapshot_paths
 from ai_proving_ground.baselines.store import Baseline
 from ai_proving_ground.baselines.tree import require_repository
@@ -41,7 +42,6 @@ from ai_proving_ground.errors import ApgError
 from ai_proving_ground.faults import crashpoint
 from ai_proving_ground.fixtures import FixtureSet, load_set
 from ai_proving_ground.fsutil import safe_name
-from ai_proving_ground.locking import bed_lock
 from ai_proving_ground.paths import BASE_RECIPE_NAME, PACKAGE_DIR, PROJECT_ROOT
 from ai_proving_ground.report import say
 

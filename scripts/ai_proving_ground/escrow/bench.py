@@ -23,10 +23,10 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from ai_proving_ground.baselines.provision import provision
 from ai_proving_ground.bed import init_bed
-from ai_proving_ground.escrow import escrow
+from ai_proving_ground.escrow.setup import escrow
 from ai_proving_ground.gitutil import git
-from ai_proving_ground.provision import provision
 
 DEFAULT_NODES = 10_000
 

@@ -1,0 +1,1 @@
+"""Escrow: the baseline and judging-tree hashes held outside the bed, checked by a stdlib-only verifier."""
