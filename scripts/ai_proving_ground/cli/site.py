@@ -1,7 +1,7 @@
 """``apg site``: a drush-shaped command line for the embedded site, for people and agents.
 
 Exit codes: 0 success; 1 the site refused or the command failed (a token on stderr says why);
-2 bad arguments (APG_USAGE).
+2 bad arguments (APG_USAGE) or no site where --approot points (APG_SITE_NOT_INSTALLED).
 """
 
 from __future__ import annotations
