@@ -1,0 +1,383 @@
+"""Inspect AI integration: the bed's tasks as an Inspect task, graded on live state.
+
+Each sample gets its own bed: a copy of a provisioned template bed, reset by the library before
+the solver runs (:func:`apg_bed`). The model works on it through one tool, ``site``
+(:func:`site_tool`), which runs ``apg site`` with ``--approot`` fixed to that bed. The scorer
+(:func:`apg_scorer`) grades the bed with the project's grader, without storing the envelope
+(``AI_PG_NO_IMPORT`` semantics), and puts the every_eval_ever envelope in the score's metadata.
+Samples carry the prompt and provenance only: checks, reference solutions and hidden verifiers
+never reach the model.
+
+Needs the optional extra: ``pip install 'ai-proving-ground[inspect]'``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+import re
+import secrets
+import shlex
+import shutil
+import sys
+import tempfile
+import threading
+import weakref
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import anyio
+from inspect_ai import Task
+from inspect_ai.agent import Agent
+from inspect_ai.dataset import MemoryDataset, Sample
+from inspect_ai.scorer import Score, Scorer, Target, accuracy, scorer, stderr
+from inspect_ai.solver import Generate, Solver, TaskState, generate, solver, system_message, use_tools
+from inspect_ai.tool import Tool, ToolError, tool
+from inspect_ai.util import store
+from inspect_ai.util import subprocess as inspect_subprocess
+
+from ai_proving_ground.baselines.provision import provision
+from ai_proving_ground.baselines.reset import reset
+from ai_proving_ground.baselines.store import baseline_dir
+from ai_proving_ground.bed import init_bed
+from ai_proving_ground.cli.site import build_parser
+from ai_proving_ground.errors import ApgError, UsageError
+from ai_proving_ground.sites.embedded.driver import EmbeddedSite
+from ai_proving_ground.sites.embedded.layout import BedLayout
+from ai_proving_ground.tasks.checks import CheckResult
+from ai_proving_ground.tasks.dataset import load_dataset, resolve_dataset_path
+from ai_proving_ground.tasks.grade import GradeRequest, check_envelope, grade
+
+STORE_APPROOT = "apg_approot"
+"""Sample store key: the absolute path of the sample's bed."""
+STORE_EPHEMERAL = "apg_bed_ephemeral"
+"""Sample store key: True when the bed is removed after scoring."""
+STORE_RESET_WARNINGS = "apg_reset_warnings"
+"""Sample store key: the warning tokens reset reported for the sample's bed."""
+
+SYSTEM_MESSAGE = """\
+You are working on a live website: a Drupal-shaped site with a drush-shaped command line, \
+`apg site`. Use the `site` tool to run one `apg site` command per call: pass the arguments that \
+follow `apg site`, as a list (one item per argument, so values with spaces or YAML need no \
+quoting) or as one shell-quoted string. Start with `--help` or `COMMAND --help` to see what \
+a command takes. The tool returns the command's output and error messages (they start with an \
+APG_ token) and its exit code. The site is already chosen for you: never pass --approot. \
+Your work is judged by the state of the site when you finish, not by what you say, so check \
+it (for example by executing a view or reading back config) and then reply with a short summary."""
+
+# SQL that reaches files other than the bed's database: refused by the site tool.
+_SQL_FILE_ACCESS = re.compile(r"\b(attach|detach|vacuum|load_extension)\b", re.IGNORECASE)
+# Arguments of `apg site` commands that name a path: they must stay inside the bed.
+_PATH_ARGUMENTS = ("source", "destination", "path")
+
+
+# ---------------------------------------------------------------------------- dataset
+
+
+def apg_dataset(dataset: str | None = None, tasks: Sequence[str] | None = None) -> MemoryDataset:
+    """One sample per task with checks: the prompt as input, provenance as metadata.
+
+    ``dataset`` is a name from ``datasets/`` or a path (else ``AI_PG_DATASET``, else the shipped
+    ``build_tasks``); ``tasks`` selects task ids, in that order. The sample never holds the
+    checks, the reference solution or the hidden verifier.
+    """
+    loaded = load_dataset(resolve_dataset_path(dataset, Path.cwd()))
+    chosen = [loaded.task(task_id) for task_id in tasks] if tasks else list(loaded.tasks)
+    empty = [task.id for task in chosen if not task.checks]
+    if tasks and empty:
+        raise UsageError(f"task(s) {', '.join(empty)} of dataset {loaded.name} have no checks; "
+                         "nothing could grade them")
+    samples = [
+        Sample(input=task.prompt, id=task.id, metadata={
+            "task_id": task.id,
+            "dataset": loaded.name,
+            "dataset_path": str(loaded.path),
+            "dataset_sha256": loaded.sha256,
+            "task_sha256": task.sha256,
+            "fixtures": task.fixtures,
+        })
+        for task in chosen if task.checks
+    ]
+    if not samples:
+        raise UsageError(f"dataset {loaded.name} ({loaded.path}) has no task with checks")
+    return MemoryDataset(samples, name=loaded.name, location=str(loaded.path))
+
+
+# ---------------------------------------------------------------------------- beds
+
+
+class _Beds:
+    """Where the per-sample beds come from: a given template, or one made per fixture set."""
+
+    def __init__(self, template: Path | None, work_dir: Path | None) -> None:
+        self.template = template
+        self.work_dir = work_dir
+        self._root: Path | None = None
+        self._templates: dict[tuple[str, ...], Path] = {}
+        self._lock = threading.Lock()
+
+    @property
+    def ephemeral(self) -> bool:
+        return self.work_dir is None
+
+    def root(self) -> Path:
+        with self._lock:
+            if self._root is None:
+                if self.work_dir is not None:
+                    self.work_dir.mkdir(parents=True, exist_ok=True)
+                    self._root = Path(tempfile.mkdtemp(prefix="apg-inspect-", dir=self.work_dir))
+                else:
+                    self._root = Path(tempfile.mkdtemp(prefix="apg-inspect-"))
+                    weakref.finalize(self, shutil.rmtree, self._root, True)
+            return self._root
+
+    def template_for(self, fixtures: tuple[str, ...]) -> Path:
+        if self.template is not None:
+            return self.template
+        root = self.root()
+        with self._lock:
+            made = self._templates.get(fixtures)
+            if made is None:
+                made = root / "templates" / f"set-{len(self._templates)}"
+                init_bed(made, list(fixtures))
+                provision(made, list(fixtures), EmbeddedSite(made))
+                self._templates[fixtures] = made
+            return made
+
+    def prepare(self, label: str, fixtures: tuple[str, ...]) -> tuple[Path, list[str]]:
+        """A fresh copy of the template, reset by the library and fit to grade."""
+        template = self.template_for(fixtures)
+        bed = self.root() / "beds" / f"{label}-{secrets.token_hex(4)}"
+        clone_bed(template, bed)
+        outcome = reset(bed, list(fixtures), EmbeddedSite(bed))
+        if outcome.failures:
+            raise ApgError("APG_INSPECT_BED_UNFIT", f"the bed {bed} copied from {template} is not "
+                           f"fit to grade after reset: {', '.join(outcome.failures)}")
+        return bed, outcome.warnings
+
+
+def clone_bed(template: Path, bed: Path) -> None:
+    """The whole bed (.git and baselines included), minus run records and stored envelopes,
+    which are not state and must not reach the model (as a campaign clones its job beds)."""
+    baseline = baseline_dir(template).resolve()
+
+    def ignore(directory: str, names: list[str]) -> set[str]:
+        return {"runs", "results"} & set(names) if Path(directory).resolve() == baseline else set()
+
+    bed.parent.mkdir(parents=True, exist_ok=True)
+    shutil.copytree(template, bed, symlinks=True, ignore=ignore)
+
+
+def _label(state: TaskState) -> str:
+    text = re.sub(r"[^A-Za-z0-9_.-]", "_", str(state.sample_id))[:60]
+    return f"{text}-e{state.epoch}"
+
+
+@solver
+def apg_bed(template: str | None = None, work_dir: str | None = None) -> Solver:
+    """Give the sample its own bed and record it in the sample store.
+
+    ``template`` is a provisioned embedded bed to copy; without one, a template is made
+    (``init_bed`` plus ``provision``) once per fixture set, in a temporary directory. Each
+    sample gets a copy, reset through the library, so samples running in parallel never share
+    a bed. With ``work_dir`` the beds are made there and kept; otherwise each is removed after
+    scoring (see :func:`remove_bed`) and the temporary directory when the process exits.
+    """
+    chosen = Path(template).expanduser().resolve() if template else None
+    if chosen is not None and not BedLayout(chosen).database.is_file():
+        raise ApgError("APG_INSPECT_TEMPLATE_INVALID", f"template {chosen} is not an embedded bed "
+                       f"(no {BedLayout(chosen).database}); make one with apg bed init and apg "
+                       "provision", exit_code=2)
+    beds = _Beds(chosen, Path(work_dir).expanduser().resolve() if work_dir else None)
+
+    async def solve(state: TaskState, generate: Generate) -> TaskState:
+        fixtures = tuple(str(name) for name in state.metadata.get("fixtures") or ())
+        label = _label(state)
+        bed, warnings = await anyio.to_thread.run_sync(beds.prepare, label, fixtures)
+        state.store.set(STORE_APPROOT, str(bed))
+        state.store.set(STORE_EPHEMERAL, beds.ephemeral)
+        state.store.set(STORE_RESET_WARNINGS, warnings)
+        return state
+
+    return solve
+
+
+async def remove_bed(state: TaskState) -> None:
+    """Task cleanup: remove the sample's bed once it is scored, unless it is to be kept."""
+    approot = state.store.get(STORE_APPROOT)
+    if approot and state.store.get(STORE_EPHEMERAL):
+        await anyio.to_thread.run_sync(shutil.rmtree, approot, True)
+
+
+def sample_approot() -> Path:
+    """The bed of the sample that is running (from its store)."""
+    approot = store().get(STORE_APPROOT)
+    if not approot:
+        raise ToolError("APG_INSPECT_NO_BED this sample has no bed: the task needs the apg_bed() "
+                        "setup solver")
+    return Path(approot)
+
+
+# ---------------------------------------------------------------------------- the site tool
+
+
+def site_refusal(argv: Sequence[str], bed: Path) -> str | None:
+    """Why running ``apg site --approot BED argv`` could reach outside the bed, or None."""
+    for token in argv:
+        name = token.split("=", 1)[0]
+        if len(name) > 2 and name.startswith("--") and "--approot".startswith(name):
+            return f"{token!r}: --approot is fixed to this sample's site; drop it"
+    root = bed.resolve()
+    try:
+        # The tool's own check, with the command line's own parser (abbreviations included).
+        with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
+            args = build_parser().parse_args(["--approot", str(root), *argv])
+    except SystemExit:
+        return None  # the command itself reports bad usage (or prints help) and does nothing
+    if Path(args.approot).resolve() != root:
+        return "--approot is fixed to this sample's site; drop it"
+    for attribute in _PATH_ARGUMENTS:
+        value = getattr(args, attribute, None)
+        if value and not (root / Path(value).expanduser()).resolve().is_relative_to(root):
+            return f"{value!r} is outside the site's directory; use a path inside it"
+    if getattr(args, "command", None) == "sql:query" and _SQL_FILE_ACCESS.search(args.query):
+        return "ATTACH, DETACH, VACUUM and load_extension are not available through sql:query"
+    return None
+
+
+def _as_argv(command: list[str] | str) -> list[str]:
+    if isinstance(command, str):
+        try:
+            return shlex.split(command)
+        except ValueError as exc:
+            raise ToolError(f"APG_USAGE cannot split the command: {exc}") from None
+    return [str(item) for item in command]
+
+
+@tool(name="site")
+def site_tool(approot: str | None = None, timeout: int = 60) -> Tool:
+    """Run one `apg site` command against the sample's bed (or the bed ``approot``).
+
+    Args:
+        approot: A fixed bed for every call; by default each sample's own bed (from apg_bed).
+        timeout: Seconds before a command is stopped.
+    """
+    fixed = Path(approot).expanduser().resolve() if approot else None
+
+    async def execute(command: list[str] | str) -> str:
+        """Run one `apg site` command on the site and return its output, errors and exit code.
+
+        Args:
+            command: The arguments after `apg site`, e.g. ["config:get", "system.site"] or
+                ["views:execute", "my_view", "page_1", "--format=json"]; a single string is
+                split like a shell would. `--help` lists the commands. Never pass --approot.
+
+        Returns:
+            The command's output, its error messages (each starts with an APG_ token) and
+            its exit code (0 done, 1 the site refused, 2 bad usage).
+        """
+        bed = fixed or sample_approot()
+        argv = _as_argv(command)
+        refused = site_refusal(argv, bed)
+        if refused:
+            raise ToolError(f"APG_SITE_TOOL_REFUSED {refused}")
+        try:
+            # -P: the bed (the working directory) never joins the module search path.
+            result = await inspect_subprocess(
+                [sys.executable, "-P", "-m", "ai_proving_ground.cli.site", "--approot", str(bed),
+                 *argv], cwd=bed, timeout=timeout)
+        except TimeoutError:
+            raise ToolError(f"APG_SITE_TOOL_TIMEOUT the command did not finish in {timeout}s "
+                            "and was stopped") from None
+        output = result.stdout + result.stderr
+        if output and not output.endswith("\n"):
+            output += "\n"
+        return f"{output}[exit code {result.returncode}]"
+
+    return execute
+
+
+# ---------------------------------------------------------------------------- the scorer
+
+
+def explain(outcome: Sequence[CheckResult]) -> str:
+    """The failed checks with what each expected and found; or that all passed."""
+    failed = [r for r in outcome if not r.passed]
+    if not failed:
+        return f"all {len(outcome)} checks passed"
+    lines = [f"{len(failed)} of {len(outcome)} checks failed:"]
+    for result in failed:
+        line = (f"- {result.id} ({result.type}): expected {json.dumps(result.expected)}, "
+                f"found {json.dumps(result.found)}")
+        lines.append(f"{line}; {result.message}" if result.message else line)
+    return "\n".join(lines)
+
+
+def _grade(approot: Path, metadata: dict[str, Any], model: str) -> dict[str, Any]:
+    request = GradeRequest(approot=approot, task_id=str(metadata["task_id"]),
+                           dataset=str(metadata["dataset_path"]), model=model)
+    envelope = grade(request, EmbeddedSite(approot))
+    check_envelope(envelope)
+    graded = envelope["source_metadata"]["additional_details"].get("dataset_sha256")
+    if graded != metadata.get("dataset_sha256"):
+        raise ApgError("APG_INSPECT_DATASET_CHANGED", f"{metadata['dataset_path']} changed during "
+                       f"the eval (sha256 {metadata.get('dataset_sha256')} when the sample was "
+                       f"made, {graded} when it was graded); run the eval again")
+    return envelope
+
+
+@scorer(metrics=[accuracy(), stderr()])
+def apg_scorer() -> Scorer:
+    """Grade the sample's bed with the task's checks: 1.0 when every check passes, else 0.0.
+
+    The envelope is built and validated as ``apg grade`` builds it, but never stored or saved
+    (``AI_PG_NO_IMPORT=1`` semantics); it is in the score's metadata with every check's result.
+    """
+
+    async def score(state: TaskState, target: Target) -> Score:
+        approot = state.store.get(STORE_APPROOT)
+        if not approot:
+            raise ApgError("APG_INSPECT_NO_BED", f"sample {state.sample_id} has no bed to grade: "
+                           "the task needs the apg_bed() setup solver")
+        envelope = await anyio.to_thread.run_sync(_grade, Path(approot), state.metadata,
+                                                  str(state.model))
+        details = envelope["evaluation_results"][0]["score_details"]
+        outcome = [CheckResult(**check) for check in json.loads(details["details"]["checks"])]
+        return Score(value=float(details["score"]), answer=None, explanation=explain(outcome),
+                     metadata={"envelope": envelope, "checks": [r.as_json() for r in outcome],
+                               "approot": str(approot)})
+
+    return score
+
+
+# ---------------------------------------------------------------------------- the task
+
+
+def apg_task(dataset: str | None = None, tasks: Sequence[str] | None = None,
+             template: str | Path | None = None,
+             solver: Solver | Agent | Sequence[Solver] | None = None,
+             message_limit: int | None = 60, work_dir: str | Path | None = None,
+             name: str | None = None) -> Task:
+    """An Inspect task for a dataset's tasks, each sample on its own bed, graded on live state.
+
+    ``solver`` replaces the default agent (a system message about the site tool, the tool,
+    and Inspect's ``generate()`` loop); the bed is set up by ``apg_bed`` either way. See
+    :func:`apg_dataset` for ``dataset``/``tasks`` and :func:`apg_bed` for ``template`` and
+    ``work_dir``. There is no sandbox: the bed is the environment. Without ``name`` the task
+    is named after the ``@task`` function that returns it.
+    """
+    samples = apg_dataset(dataset, tasks)
+    default: list[Solver] = [system_message(SYSTEM_MESSAGE), use_tools(site_tool()), generate()]
+    return Task(
+        dataset=samples,
+        setup=apg_bed(str(template) if template else None, str(work_dir) if work_dir else None),
+        solver=solver if solver is not None else default,
+        cleanup=remove_bed,
+        scorer=apg_scorer(),
+        sandbox=None,
+        message_limit=message_limit,
+        name=name,
+        metadata={"apg_dataset": samples.name, "apg_dataset_path": samples.location},
+    )
