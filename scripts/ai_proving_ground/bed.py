@@ -78,3 +78,17 @@ def _remove_partial(target: Path, existed: bool) -> None:
             shutil.rmtree(child, ignore_errors=True)
         else:
             child.unlink(missing_ok=True)
+
+
+def clone_bed(template: Path, bed: Path) -> None:
+    """Copy a bed whole (.git and baselines included), minus its run records and stored
+    envelopes: they are not state, and earlier answers must not reach the next agent."""
+    from ai_proving_ground.baselines.store import DEFAULT_SUBDIR, baseline_dir
+
+    baselines = {(template / DEFAULT_SUBDIR).resolve(), baseline_dir(template).resolve()}
+
+    def ignore(directory: str, names: list[str]) -> set[str]:
+        return {"runs", "results"} & set(names) if Path(directory).resolve() in baselines else set()
+
+    bed.parent.mkdir(parents=True, exist_ok=True)
+    shutil.copytree(template, bed, symlinks=True, ignore=ignore)

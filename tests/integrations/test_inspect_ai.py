@@ -24,12 +24,11 @@ from inspect_ai.scorer import Score
 from inspect_ai.tool import ToolError
 
 from ai_proving_ground.baselines.provision import provision
-from ai_proving_ground.bed import init_bed
+from ai_proving_ground.bed import clone_bed, init_bed
 from ai_proving_ground.integrations.inspect_ai import (
     STORE_APPROOT,
     apg_dataset,
     apg_task,
-    clone_bed,
     site_tool,
 )
 from ai_proving_ground.paths import project_dir

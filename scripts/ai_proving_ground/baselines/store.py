@@ -9,13 +9,14 @@ from pathlib import Path
 from ai_proving_ground.fsutil import safe_name
 
 TAG_PREFIX = "apg-baseline-"
+DEFAULT_SUBDIR = ".ai-proving-ground"
 
 
 def baseline_dir(approot: Path) -> Path:
     """``$AI_PG_BASELINE_DIR``, else ``<approot>/.ai-proving-ground``; relative means app-relative."""
     raw = os.environ.get("AI_PG_BASELINE_DIR")
     if not raw:
-        return approot / ".ai-proving-ground"
+        return approot / DEFAULT_SUBDIR
     path = Path(raw).expanduser()
     return path if path.is_absolute() else approot / path
 

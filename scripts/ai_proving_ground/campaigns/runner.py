@@ -79,8 +79,9 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from ai_proving_ground.baselines.store import Baseline
+from ai_proving_ground.baselines.store import DEFAULT_SUBDIR, Baseline
 from ai_proving_ground.baselines.tree import tag_commit
+from ai_proving_ground.bed import clone_bed
 from ai_proving_ground.campaigns import hidden
 from ai_proving_ground.campaigns.spec import Attempt, Campaign, CampaignSpec, load_spec, plan, resolve
 from ai_proving_ground.errors import ApgError
@@ -92,7 +93,7 @@ from ai_proving_ground.tasks.adapters import find_adapter
 from ai_proving_ground.tasks.run import check_extra_env, now_iso, site_command
 from ai_proving_ground.yamlio import load_yaml
 
-BASELINE_SUBDIR = ".ai-proving-ground"
+BASELINE_SUBDIR = DEFAULT_SUBDIR
 # The shell's conventions for "found but cannot execute" and "not found": the agent never ran.
 NOT_STARTED_EXIT_CODES = frozenset({126, 127})
 INTERRUPTED = 130
@@ -394,7 +395,7 @@ def _new_job(context: _Context, number: int) -> _Job:
 def _prepare(context: _Context, job: _Job) -> str | None:
     """None when the job's bed is ready; else why not."""
     try:
-        _clone(context.template, job.bed)
+        clone_bed(context.template, job.bed)
     except OSError as exc:
         return f"{job.name}: could not copy {context.template}: {exc}"
     fixtures = list(context.campaign.fixtures)
@@ -422,18 +423,6 @@ def _drifted(verdict_json: bytes) -> str:
         return "no readable verdict"
 
 
-def _clone(template: Path, bed: Path) -> None:
-    """The whole bed (.git and baselines included), minus the template's run records and
-    stored envelopes: they are not state, and earlier answers must not reach an agent."""
-    baseline = (template / BASELINE_SUBDIR).resolve()
-
-    def ignore(directory: str, names: list[str]) -> set[str]:
-        return {"runs", "results"} & set(names) if Path(directory).resolve() == baseline else set()
-
-    bed.parent.mkdir(parents=True, exist_ok=True)
-    shutil.copytree(template, bed, symlinks=True, ignore=ignore)
-
-
 def _setup_record(context: _Context, job_list: list[_Job]) -> dict[str, Any]:
     return {"fixtures": list(context.campaign.fixtures), "set_key": context.set_key,
             "tag": context.tag, "template": str(context.template),
@@ -446,7 +435,7 @@ def _replace_bed(context: _Context, job: _Job, label: str) -> None:
     (``beds/job-<n>.<label>``) and give the job a fresh copy of the template, which is what the
     job's escrow describes. The next attempt verifies and resets it like any other."""
     job.bed.rename(job.bed.with_name(f"{job.bed.name}.{label}"))
-    _clone(context.template, job.bed)
+    clone_bed(context.template, job.bed)
 
 
 # ---------------------------------------------------------------------------- the attempts

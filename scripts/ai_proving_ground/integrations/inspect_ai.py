@@ -40,8 +40,7 @@ from inspect_ai.util import subprocess as inspect_subprocess
 
 from ai_proving_ground.baselines.provision import provision
 from ai_proving_ground.baselines.reset import reset
-from ai_proving_ground.baselines.store import baseline_dir
-from ai_proving_ground.bed import init_bed
+from ai_proving_ground.bed import clone_bed, init_bed
 from ai_proving_ground.cli.site import build_parser
 from ai_proving_ground.errors import ApgError, UsageError
 from ai_proving_ground.sites.embedded.driver import EmbeddedSite
@@ -156,18 +155,6 @@ class _Beds:
             raise ApgError("APG_INSPECT_BED_UNFIT", f"the bed {bed} copied from {template} is not "
                            f"fit to grade after reset: {', '.join(outcome.failures)}")
         return bed, outcome.warnings
-
-
-def clone_bed(template: Path, bed: Path) -> None:
-    """The whole bed (.git and baselines included), minus run records and stored envelopes,
-    which are not state and must not reach the model (as a campaign clones its job beds)."""
-    baseline = baseline_dir(template).resolve()
-
-    def ignore(directory: str, names: list[str]) -> set[str]:
-        return {"runs", "results"} & set(names) if Path(directory).resolve() == baseline else set()
-
-    bed.parent.mkdir(parents=True, exist_ok=True)
-    shutil.copytree(template, bed, symlinks=True, ignore=ignore)
 
 
 def _label(state: TaskState) -> str:
