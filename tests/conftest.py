@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import io
+import os
 import shutil
 import textwrap
 from collections.abc import Callable, Sequence
@@ -20,6 +21,19 @@ import pytest
 from ai_proving_ground.bed import init_bed
 from ai_proving_ground.sites.embedded.driver import EmbeddedSite
 from ai_proving_ground.yamlio import dumps
+
+# Variables that steer the product (AI_PG_*, APG_*), point git elsewhere (GIT_*, set when tests
+# run from a git hook) or carry agent credentials: no test may inherit them from the caller.
+_INHERITED_PREFIXES = ("AI_PG_", "APG_", "GIT_")
+_INHERITED_CREDENTIALS = ("ANTHROPIC_API_KEY", "OPENAI_API_KEY", "CODEX_API_KEY",
+                          "CLAUDE_CODE_OAUTH_TOKEN")
+
+
+@pytest.fixture(autouse=True)
+def _hermetic_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    for name in list(os.environ):
+        if name.startswith(_INHERITED_PREFIXES) or name in _INHERITED_CREDENTIALS:
+            monkeypatch.delenv(name)
 
 
 class CliResult(NamedTuple):

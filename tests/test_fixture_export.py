@@ -50,11 +50,6 @@ def load_script(name: str) -> ModuleType:
 builder = load_script("build_fixture_source")
 
 
-@pytest.fixture(autouse=True)
-def _clean_env(monkeypatch: pytest.MonkeyPatch) -> None:
-    for name in ("AI_PG_FIXTURE_PATH", "AI_PG_APPROOT", "AI_PG_SITE_DRIVER", "AI_PG_FIXTURES"):
-        monkeypatch.delenv(name, raising=False)
-
 
 @pytest.fixture(scope="module")
 def template_source(tmp_path_factory: pytest.TempPathFactory) -> Path:

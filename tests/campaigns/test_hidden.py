@@ -42,12 +42,6 @@ sys.exit(0 if rows == {BILLING_ROWS!r} else 1)
 """
 
 
-@pytest.fixture(autouse=True)
-def _clean_env(monkeypatch: pytest.MonkeyPatch) -> None:
-    for name in ("AI_PG_BASELINE_DIR", "AI_PG_ESCROW_DIR", "AI_PG_DATASET", "AI_PG_FIXTURES",
-                 "AI_PG_AGENT", "AI_PG_APPROOT", "AI_PG_BASELINE_REF"):
-        monkeypatch.delenv(name, raising=False)
-
 
 def new_file_patch(relative: str, text: str) -> str:
     """A git patch that adds one file."""

@@ -43,12 +43,6 @@ ADAPTERS = {
 }
 
 
-@pytest.fixture(autouse=True)
-def _clean_env(monkeypatch: pytest.MonkeyPatch) -> None:
-    for name in ("AI_PG_BASELINE_DIR", "AI_PG_ESCROW_DIR", "AI_PG_DATASET", "AI_PG_FIXTURES",
-                 "AI_PG_AGENT", "AI_PG_APPROOT", "AI_PG_BASELINE_REF"):
-        monkeypatch.delenv(name, raising=False)
-
 
 @pytest.fixture(scope="module")
 def template(fixtures_template_bed: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:

@@ -39,10 +39,6 @@ seed: 7
 """
 
 
-@pytest.fixture(autouse=True)
-def _clean_env(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.delenv("AI_PG_DATASET", raising=False)
-
 
 def write(tmp_path: Path, text: str, name: str = "spec.yml") -> Path:
     path = tmp_path / name

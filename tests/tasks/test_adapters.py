@@ -29,13 +29,6 @@ SHIPPED = ["claude-code", "codex", "manual", "nop", "oracle"]
 TASK = "dv01_view_build"
 
 
-@pytest.fixture(autouse=True)
-def _clean_env(monkeypatch: pytest.MonkeyPatch) -> None:
-    for name in ("AI_PG_AGENT", "AI_PG_DATASET", "AI_PG_ALLOW_HOST_CREDS", "AI_PG_BASELINE_DIR",
-                 "AI_PG_APPROOT", "APG_CLAUDE_ARGS", "APG_CODEX_ARGS", "ANTHROPIC_API_KEY",
-                 "OPENAI_API_KEY", "CODEX_API_KEY", "CLAUDE_CODE_OAUTH_TOKEN"):
-        monkeypatch.delenv(name, raising=False)
-
 
 @pytest.fixture
 def approot(tmp_path: Path) -> Path:

@@ -25,10 +25,6 @@ from ai_proving_ground.tasks.dataset import (
 SHIPPED = project_dir("datasets") / "build_tasks.yml"
 
 
-@pytest.fixture(autouse=True)
-def _no_dataset_env(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.delenv("AI_PG_DATASET", raising=False)
-
 
 def write(path: Path, text: str) -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)

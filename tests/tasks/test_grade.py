@@ -34,14 +34,7 @@ MODEL = "anthropic/claude-sonnet-4"
 BILLING_BY_WEIGHT = ["6b0d0c00-0000-4000-8000-000000000007", "6b0d0c00-0000-4000-8000-000000000011",
                      "6b0d0c00-0000-4000-8000-000000000003"]
 SHIPPED_TASKS = [t.id for t in load_dataset(SHIPPED).tasks]
-APG_ENV = ("AI_PG_NO_IMPORT", "AI_PG_DATASET", "AI_PG_BASELINE_DIR", "AI_PG_APPROOT",
-           "AI_PG_SITE_DRIVER", "AI_PG_FIXTURES", "AI_PG_FIXTURE_PATH", "AI_PG_ORGANIZATION")
 
-
-@pytest.fixture(autouse=True)
-def _clean_env(monkeypatch: pytest.MonkeyPatch) -> None:
-    for name in APG_ENV:
-        monkeypatch.delenv(name, raising=False)
 
 
 class Graded(NamedTuple):

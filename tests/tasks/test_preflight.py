@@ -26,12 +26,6 @@ services:
 """
 
 
-@pytest.fixture(autouse=True)
-def _clean_env(monkeypatch: pytest.MonkeyPatch) -> None:
-    for name in ("AI_PG_AGENT", "AI_PG_DATASET", "AI_PG_ALLOW_HOST_CREDS", "AI_PG_BASELINE_DIR",
-                 "AI_PG_APPROOT"):
-        monkeypatch.delenv(name, raising=False)
-
 
 @pytest.fixture
 def approot(tmp_path: Path) -> Path:

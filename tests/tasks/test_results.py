@@ -22,14 +22,7 @@ from ai_proving_ground.tasks.dataset import load_dataset
 RUN_ID = "apg-run-20260718T101500Z-a1b2c3"
 MODEL = "anthropic/claude-sonnet-4"
 TASK = "cv01_footer_heading"
-APG_ENV = ("AI_PG_NO_IMPORT", "AI_PG_DATASET", "AI_PG_BASELINE_DIR", "AI_PG_APPROOT",
-           "AI_PG_SITE_DRIVER", "AI_PG_FIXTURES", "AI_PG_FIXTURE_PATH", "AI_PG_ORGANIZATION")
 
-
-@pytest.fixture(autouse=True)
-def _clean_env(monkeypatch: pytest.MonkeyPatch) -> None:
-    for name in APG_ENV:
-        monkeypatch.delenv(name, raising=False)
 
 
 class Out(NamedTuple):

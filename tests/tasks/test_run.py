@@ -52,12 +52,6 @@ shutil.copy(os.path.join(run, "run.json"), os.path.join(run, "run-seen.json"))
 """
 
 
-@pytest.fixture(autouse=True)
-def _clean_env(monkeypatch: pytest.MonkeyPatch) -> None:
-    for name in ("AI_PG_AGENT", "AI_PG_DATASET", "AI_PG_ALLOW_HOST_CREDS", "AI_PG_BASELINE_DIR",
-                 "AI_PG_APPROOT"):
-        monkeypatch.delenv(name, raising=False)
-
 
 @pytest.fixture
 def task_bed(fixtures_bed: Path) -> Path:
