@@ -45,8 +45,12 @@ class AdapterHeader:
 
     @property
     def needs_credentials(self) -> bool:
-        # Fail closed: only an explicit "none" skips the credential preflight.
-        return self.credentials != "none"
+        return needs_credentials(self.credentials)
+
+
+def needs_credentials(credentials: str) -> bool:
+    """Fail closed: only an explicit ``none`` skips the credential preflight."""
+    return credentials != "none"
 
 
 @dataclass(frozen=True)

@@ -32,6 +32,7 @@ from typing import Any
 import yaml
 
 from ai_proving_ground.ddev_compose import looks_like_path, volume_source
+from ai_proving_ground.tasks.adapters import needs_credentials
 from ai_proving_ground.yamlio import PathPart, YamlDocument
 
 ALLOW_VARIABLE = "AI_PG_ALLOW_HOST_CREDS"
@@ -85,7 +86,7 @@ def override_requested() -> bool:
 
 def preflight(approot: Path, credentials: str, allow_override: bool) -> Preflight:
     """Refuse a credential-needing adapter on any finding, and host-shared ones always."""
-    if credentials == "none":
+    if not needs_credentials(credentials):
         return Preflight(checked=False, credentials=credentials)
     findings = tuple(inspect_bed(approot))
     reasons = []

@@ -133,12 +133,6 @@ class Store:
 
     # ------------------------------------------------------------------ key-value
 
-    def kv_get(self, collection: str, name: str) -> Any:
-        row = self.conn.execute(
-            "SELECT value FROM key_value WHERE collection = ? AND name = ?", (collection, name)
-        ).fetchone()
-        return None if row is None else json.loads(row["value"])
-
     def kv_all(self, collection: str) -> dict[str, Any]:
         rows = self.conn.execute(
             "SELECT name, value FROM key_value WHERE collection = ? ORDER BY name", (collection,)
