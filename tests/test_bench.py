@@ -1,0 +1,27 @@
+"""The bench runs end to end and writes the keys the issues name (numbers are not judged here)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from ai_proving_ground import bench
+
+
+def test_bench_writes_every_named_key(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                      capsys: pytest.CaptureFixture[str]) -> None:
+    monkeypatch.chdir(tmp_path)
+    output = tmp_path / "bench.json"
+    assert bench.main(["--sizes", "3,5", "--escrow-nodes", "5", "--output", str(output)]) == 0
+    results = json.loads(output.read_text())
+    for size in ("3", "5"):
+        row = results[size]
+        assert row["nodes"] == int(size) and row["driver_calls"] == 1
+        for key in ("doctor_s", "reset_s", "floor_s", "reset_ratio"):
+            assert row[key] > 0, key
+        assert row["reset_ratio"] == pytest.approx(row["reset_s"] / row["floor_s"], abs=0.01)
+    for key in ("verify_s", "verify_ratio"):
+        assert results[key] > 0
+    assert "driver calls equal across sizes: True" in capsys.readouterr().out
