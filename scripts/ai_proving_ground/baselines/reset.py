@@ -15,11 +15,12 @@ from ai_proving_ground.baselines import grader_tree, public_files, versions
 from ai_proving_ground.baselines.locking import bed_lock
 from ai_proving_ground.baselines.store import Baseline, baseline_dir
 from ai_proving_ground.baselines.tree import (
+    TreeEntry,
     check_scope,
     require_repository,
     restore_from_tag,
     tag_commit,
-    tag_ref,
+    tag_entries,
     untracked_paths,
 )
 from ai_proving_ground.errors import ApgError
@@ -46,7 +47,8 @@ def reset(approot: Path, names: list[str], driver: SiteDriver) -> ResetOutcome:
     require_repository(approot)
     with bed_lock(baseline.lock, "reset"):
         _require_baseline(approot, baseline, fixture_set)
-        skip = _untracked_skips(approot, baseline)
+        entries = tag_entries(approot, baseline.tag)
+        skip = _untracked_skips(approot, baseline, entries)
         check_scope(approot)
         snapshot = public_files.snapshot_paths(baseline.directory, fixture_set.key)
         recorded_files = _verify_files(snapshot)
@@ -55,7 +57,7 @@ def reset(approot: Path, names: list[str], driver: SiteDriver) -> ResetOutcome:
         crashpoint("reset.marked")
         staged = _stage_files(driver, approot, snapshot, baseline) if recorded_files else None
         try:
-            outcome.removed = restore_from_tag(approot, baseline.tag, skip)
+            outcome.removed = restore_from_tag(approot, baseline.tag, skip, entries)
             crashpoint("reset.tree-restored")
             driver.restore_database(baseline.dump)
             crashpoint("reset.database-restored")
@@ -105,8 +107,9 @@ def _require_baseline(approot: Path, baseline: Baseline, fixture_set: FixtureSet
                        f"{approot} {' '.join(fixture_set.names)}")
 
 
-def _untracked_skips(approot: Path, baseline: Baseline) -> frozenset[str]:
-    problems = untracked_paths(approot, ref=tag_ref(baseline.tag))
+def _untracked_skips(approot: Path, baseline: Baseline,
+                     entries: list[TreeEntry]) -> frozenset[str]:
+    problems = untracked_paths(approot, entries)
     if not problems:
         return frozenset()
     if os.environ.get("AI_PG_ALLOW_UNTRACKED") == "1":

@@ -13,6 +13,8 @@ from ai_proving_ground.faults import crashpoint
 from ai_proving_ground.gitutil import git, git_text
 from ai_proving_ground.sites.embedded.layout import TRACKED_PATHS
 
+TreeEntry = tuple[str, str, str]  # mode, blob sha, path
+
 
 def require_repository(approot: Path) -> None:
     if git(approot, ["rev-parse", "--is-inside-work-tree"], check=False).returncode != 0:
@@ -39,20 +41,23 @@ def _files_on_disk(approot: Path, relative: str) -> list[str]:
     return found
 
 
-def _tracked(approot: Path, relative: str, ref: str | None) -> list[str]:
+def _index_names(approot: Path) -> list[str]:
     # -z: names verbatim (no C-quoting of non-ASCII), so they compare equal to names on disk.
-    args = ["ls-tree", "-r", "-z", "--name-only", ref, "--", relative] if ref else \
-        ["ls-files", "-z", "--", relative]
-    return [name.decode("utf-8", "surrogateescape")
-            for name in git(approot, args).stdout.split(b"\0") if name]
+    out = git(approot, ["ls-files", "-z", "--", *TRACKED_PATHS]).stdout
+    return [name.decode("utf-8", "surrogateescape") for name in out.split(b"\0") if name]
 
 
-def untracked_paths(approot: Path, ref: str | None = None) -> list[str]:
-    """Populated tracked paths with no file tracked (in the index, or in ``ref``): path + rule."""
+def untracked_paths(approot: Path, entries: list[TreeEntry] | None = None) -> list[str]:
+    """Populated tracked paths with no file tracked: path + the ignore rule that hid it.
+
+    ``entries`` are the baseline tag's (see :func:`tag_entries`); without them, the index is read.
+    """
+    names = [name for _mode, _sha, name in entries] if entries is not None else \
+        _index_names(approot)
     problems = []
     for relative in TRACKED_PATHS:
         on_disk = _files_on_disk(approot, relative)
-        if on_disk and not _tracked(approot, relative, ref):
+        if on_disk and not any(n == relative or n.startswith(relative + "/") for n in names):
             rule = git(approot, ["check-ignore", "-v", "--no-index", on_disk[0]], check=False)
             why = rule.stdout.decode().strip().split("\t")[0] if rule.returncode == 0 else \
                 "no ignore rule matches; the files were never added"
@@ -99,7 +104,8 @@ def check_scope(approot: Path) -> None:
                                "Make it a real directory again, then reset")
 
 
-def restore_from_tag(approot: Path, tag: str, skip: frozenset[str] = frozenset()) -> list[str]:
+def restore_from_tag(approot: Path, tag: str, skip: frozenset[str] = frozenset(),
+                     entries: list[TreeEntry] | None = None) -> list[str]:
     """Make every tracked path byte-identical to ``tag``: rewrite its files, remove the rest.
 
     Contents are read as raw blobs (``git cat-file``), never through ``git archive``: archive
@@ -108,7 +114,9 @@ def restore_from_tag(approot: Path, tag: str, skip: frozenset[str] = frozenset()
     """
     check_scope(approot)
     paths = [p for p in TRACKED_PATHS if p not in skip]
-    entries = _tag_entries(approot, tag, paths) if paths else []
+    if entries is None:
+        entries = tag_entries(approot, tag)
+    entries = [e for e in entries if any(e[2] == p or e[2].startswith(p + "/") for p in paths)]
     blobs = _read_blobs(approot, sorted({sha for _mode, sha, _name in entries}))
     for mode, sha, name in entries:
         _write_entry(approot, name, mode, blobs[sha])
@@ -125,9 +133,10 @@ def restore_from_tag(approot: Path, tag: str, skip: frozenset[str] = frozenset()
     return removed
 
 
-def _tag_entries(approot: Path, tag: str, paths: list[str]) -> list[tuple[str, str, str]]:
-    """(mode, blob sha, path) for every file and symlink of ``tag`` under ``paths``."""
-    out = git(approot, ["ls-tree", "-r", "-z", tag_ref(tag), "--", *paths]).stdout
+def tag_entries(approot: Path, tag: str) -> list[TreeEntry]:
+    """(mode, blob sha, path) for every file and symlink of ``tag`` under the tracked paths:
+    one ``git ls-tree`` that both the untracked check and the restore read."""
+    out = git(approot, ["ls-tree", "-r", "-z", tag_ref(tag), "--", *TRACKED_PATHS]).stdout
     entries = []
     for record in out.split(b"\0"):
         if not record:
