@@ -165,3 +165,13 @@ _RULES: tuple[tuple[str, Rule], ...] = (
     (canvas.REGION_PREFIX, _page_region),
     (canvas.COMPONENT_PREFIX, _component),
 )
+
+
+def depends_on(name: str, data: Any, module: str, config_names: set[str]) -> bool:
+    """Whether config ``name`` depends on ``module`` or on one of ``config_names``."""
+    declared = data.get("dependencies") if isinstance(data, dict) else None
+    deps: dict[str, Any] = declared if isinstance(declared, dict) else {}
+    enforced: dict[str, Any] = deps["enforced"] if isinstance(deps.get("enforced"), dict) else {}
+    modules_needed = [*(deps.get("module") or []), *(enforced.get("module") or [])]
+    config_needed = dependencies(name, data) | set(enforced.get("config") or [])
+    return module in modules_needed or bool(config_needed & config_names)

@@ -4,9 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import copy
-import os
 import platform
-import sqlite3
 import time
 import uuid as uuidlib
 from collections.abc import Iterator, Mapping, Sequence
@@ -14,31 +12,21 @@ from pathlib import Path
 from typing import Any
 
 from ai_proving_ground.errors import ApgError
-from ai_proving_ground.fsutil import atomic_target
 from ai_proving_ground.sites.base import (
-    CanvasRef,
-    CanvasTree,
     ContentSelector,
-    CountQuery,
     EntityRecord,
-    ModuleState,
     PendingUpdate,
     RecipeReport,
     SiteDriver,
     StateAnswer,
     StateQuery,
-    Versions,
-    ViewResult,
     register_driver,
 )
-from ai_proving_ground.sites.embedded import canvas, config_rules, content_model, modules
+from ai_proving_ground.sites.embedded import config_rules, content_model, database, modules, reads
 from ai_proving_ground.sites.embedded.layout import BedLayout
+from ai_proving_ground.sites.embedded.reads import EXTENSION_CONFIG, SCHEMA_COLLECTION
 from ai_proving_ground.sites.embedded.recipes import RecipeRunner
 from ai_proving_ground.sites.embedded.store import Store, as_stored
-from ai_proving_ground.sites.embedded.views import ViewError, base_entity_type, execute_view
-
-EXTENSION_CONFIG = "core.extension"
-SCHEMA_COLLECTION = "system.schema"
 
 
 @register_driver("sqlite")
@@ -80,119 +68,10 @@ class EmbeddedSite(SiteDriver):
     def read_state(self, query: StateQuery) -> StateAnswer:
         self.round_trips += 1
         with self.session() as store:
-            return self._answer(store, query)
-
-    def _answer(self, store: Store, query: StateQuery) -> StateAnswer:
-        answer = StateAnswer()
-        if query.modules:
-            answer.modules = self._module_states(store)
-        if query.config:
-            answer.config = store.config_get_many(query.config)
-        for prefix in query.config_prefixes:
-            answer.config_names[prefix] = store.config_names(prefix)
-        if query.entities:
-            found = store.entities_by_uuid(query.entities)
-            answer.entities = {u: found.get(u) for u in query.entities}
-        answer.counts = [self._count(store, q) for q in query.counts]
-        answer.views = [self._execute_view(store, q.view_id, q.display_id) for q in query.views]
-        answer.canvas = [self._canvas_tree(store, ref) for ref in query.canvas]
-        if query.pending_updates:
-            answer.pending_updates = self._pending(store)
-        if query.versions:
-            answer.versions = self._versions(store)
-        return answer
+            return reads.answer(self.approot, store, query)
 
     def enabled_modules(self, store: Store) -> set[str]:
-        return self._enabled_in({EXTENSION_CONFIG: store.config_get(EXTENSION_CONFIG)})
-
-    @staticmethod
-    def _enabled_in(config: Mapping[str, Any]) -> set[str]:
-        extension = config.get(EXTENSION_CONFIG) or {}
-        return set(extension.get("module") or {})
-
-    def _module_states(self, store: Store) -> dict[str, ModuleState]:
-        enabled = self.enabled_modules(store)
-        schema = store.kv_all(SCHEMA_COLLECTION)
-        states: dict[str, ModuleState] = {}
-        for name, info in sorted(modules.discover(self.approot).items()):
-            states[name] = ModuleState(
-                name=name, enabled=name in enabled, version=info.version, package=info.package,
-                path=_display_path(info.path, self.approot), schema_installed=schema.get(name),
-                schema_code=info.schema_version,
-            )
-        for name in sorted(enabled - set(states)):
-            # Installed but gone from disk: Drupal reports these too, and so must the doctor.
-            states[name] = ModuleState(name=name, enabled=True, version=None, path=None,
-                                       schema_installed=schema.get(name))
-        return states
-
-    def _count(self, store: Store, query: CountQuery) -> int:
-        if not query.conditions:
-            return store.entity_count(query.entity_type, query.bundle)
-        # Conditions are evaluated by the Views engine, so a count and a view filter agree.
-        view = condition_view(query)
-        try:
-            result = execute_view("count", view, "default",
-                                  store.entities_of(query.entity_type, query.bundle))
-        except ViewError as exc:
-            raise ApgError("APG_QUERY_INVALID", f"count condition: {exc}") from None
-        return result.total_rows
-
-    def _execute_view(self, store: Store, view_id: str, display_id: str) -> ViewResult:
-        view = store.config_get(f"views.view.{view_id}")
-        if view is None:
-            return ViewResult(view_id, display_id, error=f"view {view_id} does not exist")
-        if "views" not in self.enabled_modules(store):
-            return ViewResult(view_id, display_id, error="module views is not installed")
-        try:
-            entity_type = base_entity_type(view)
-            return execute_view(view_id, view, display_id, store.entities_of(entity_type))
-        except ViewError as exc:
-            return ViewResult(view_id, display_id, error=str(exc))
-
-    def _canvas_tree(self, store: Store, ref: CanvasRef) -> CanvasTree | None:
-        if ref.kind == "page":
-            record = store.entities_by_uuid([ref.key]).get(ref.key)
-            if record is None or record.entity_type != "canvas_page":
-                return None
-            items = record.fields.get("components", [])
-            return CanvasTree("page", ref.key, record.label, canvas.parse_tree(items, ref.key))
-        if ref.kind == "region":
-            data = store.config_get(ref.key)
-            if not isinstance(data, dict):
-                return None
-            tree = canvas.parse_tree(data.get("component_tree") or [], ref.key)
-            return CanvasTree("region", ref.key, str(data.get("label", ref.key)), tree)
-        raise ApgError("APG_USAGE", f"canvas reference kind must be page or region, not {ref.kind}",
-                       exit_code=2)
-
-    def _pending(self, store: Store) -> list[PendingUpdate]:
-        schema = store.kv_all(SCHEMA_COLLECTION)
-        pending: list[PendingUpdate] = []
-        available = modules.discover(self.approot)
-        for name in sorted(self.enabled_modules(store)):
-            info = available.get(name)
-            if info is None:
-                continue
-            # Installed before its code declared a schema: like Drupal's minimum schema
-            # version, every update the code now has is pending.
-            installed = schema.get(name, 0) if info.schema_version is not None else None
-            for number, description in modules.pending_updates(info, installed):
-                pending.append(PendingUpdate(name, f"{name}_update_{number}", description))
-        return pending
-
-    def _versions(self, store: Store) -> Versions:
-        states = self._module_states(store)
-        enabled = {n: s for n, s in states.items() if s.enabled}
-        return Versions(
-            core=modules.CORE_VERSION,
-            runtime={"python": platform.python_version(), "sqlite": sqlite3.sqlite_version},
-            modules={
-                n: {"package": s.package, "version": s.version, "source_reference": None}
-                for n, s in enabled.items()
-            },
-            schema={n: s.schema_installed for n, s in enabled.items()},
-        )
+        return reads.enabled_modules(store)
 
     # ------------------------------------------------------------------ modules
 
@@ -275,7 +154,7 @@ class EmbeddedSite(SiteDriver):
             for config_name, data in everything.items():
                 if config_name in doomed or config_name == EXTENSION_CONFIG:
                     continue
-                if _depends_on(config_name, data, name, doomed):
+                if config_rules.depends_on(config_name, data, name, doomed):
                     doomed.add(config_name)
                     grew = True
         order = config_rules.dependency_order({n: everything[n] for n in doomed})
@@ -289,7 +168,7 @@ class EmbeddedSite(SiteDriver):
 
     def run_updates(self) -> list[PendingUpdate]:
         with self.session() as store:
-            pending = self._pending(store)
+            pending = reads.pending_updates(self.approot, store)
             available = modules.discover(self.approot)
             for name in {p.module for p in pending}:
                 store.kv_set(SCHEMA_COLLECTION, name, available[name].schema_version)
@@ -349,7 +228,7 @@ class EmbeddedSite(SiteDriver):
             for name in sorted(set(current) - set(staged)):
                 self._refuse_if_bundle_in_use(store, name)
             store.config_replace_all(staged)
-            for module in sorted(self._enabled_in(current) - wanted_modules):
+            for module in sorted(reads.enabled_in(current) - wanted_modules):
                 self._refuse_if_content(store, module)
                 self._refuse_if_field_type_used(store, module)
             for name, data in sorted(staged.items()):
@@ -456,38 +335,11 @@ class EmbeddedSite(SiteDriver):
     # ------------------------------------------------------------------ database and files
 
     def dump_database(self, dest: Path) -> None:
-        source = sqlite3.connect(self.layout.database)
-        try:
-            with atomic_target(dest) as tmp:
-                target = sqlite3.connect(tmp)
-                try:
-                    source.backup(target)
-                finally:
-                    target.close()
-        finally:
-            source.close()
+        database.dump_database(self.layout.database, dest)
 
     def restore_database(self, src: Path) -> None:
-        if not src.is_file():
-            raise ApgError("APG_DUMP_MISSING", f"database dump {src} does not exist")
-        check = sqlite3.connect(f"file:{src}?mode=ro", uri=True)
-        try:
-            check.execute("SELECT count(*) FROM config").fetchone()
-        except sqlite3.DatabaseError as exc:
-            raise ApgError("APG_DUMP_INVALID", f"{src} is not an embedded site dump ({exc})") from None
-        finally:
-            check.close()
-        with atomic_target(self.layout.database) as tmp:
-            target = sqlite3.connect(tmp)
-            source = sqlite3.connect(f"file:{src}?mode=ro", uri=True)
-            try:
-                source.backup(target)
-            finally:
-                source.close()
-                target.close()
-        for suffix in ("-wal", "-shm", "-journal"):
-            with contextlib.suppress(FileNotFoundError):
-                os.unlink(str(self.layout.database) + suffix)
+        database.restore_database(self.layout.database, src)
+
 
     def rebuild_caches(self) -> None:
         with self.session() as store:
@@ -523,27 +375,6 @@ class EmbeddedSite(SiteDriver):
         return facts
 
 
-def condition_view(query: CountQuery) -> dict[str, Any]:
-    """A view config whose filters are the query's conditions (all must hold)."""
-    definition = content_model.ENTITY_TYPES.get(query.entity_type)
-    table = definition.base_table if definition else f"{query.entity_type}_field_data"
-    base_fields = (definition.base_fields if definition else frozenset()) | {
-        "id", "uuid", "type", "bundle", "status", "label", "title", "name"}
-
-    def column(name: str) -> str:
-        # Configurable fields live in their own table, as Views addresses them.
-        return table if name in base_fields else f"{query.entity_type}__{name}"
-
-    filters = {
-        f"c{index}": {"table": column(c.field), "field": c.field, "operator": c.operator,
-                      "value": c.value}
-        for index, c in enumerate(query.conditions)
-    }
-    options = {"filters": filters, "pager": {"type": "none", "options": {"offset": 0}}}
-    return {"id": "count", "base_table": table, "display": {"default": {
-        "display_plugin": "default", "display_options": options}}}
-
-
 def export_values(record: EntityRecord) -> dict[str, list[dict[str, Any]]]:
     """An entity's values in default-content shape: references by UUID under ``entity``."""
     definition = content_model.ENTITY_TYPES[record.entity_type]
@@ -558,24 +389,9 @@ def export_values(record: EntityRecord) -> dict[str, list[dict[str, Any]]]:
     return values
 
 
-def _depends_on(name: str, data: Any, module: str, config_names: set[str]) -> bool:
-    """Whether config ``name`` depends on ``module`` or on one of ``config_names``."""
-    declared = data.get("dependencies") if isinstance(data, dict) else None
-    deps: dict[str, Any] = declared if isinstance(declared, dict) else {}
-    enforced: dict[str, Any] = deps["enforced"] if isinstance(deps.get("enforced"), dict) else {}
-    modules_needed = [*(deps.get("module") or []), *(enforced.get("module") or [])]
-    config_needed = config_rules.dependencies(name, data) | set(enforced.get("config") or [])
-    return module in modules_needed or bool(config_needed & config_names)
-
-
 def _load_config_file(path: Path) -> Any:
     from ai_proving_ground.yamlio import load_yaml
 
     return load_yaml(path, token="APG_CONFIG_INVALID")
 
 
-def _display_path(path: Path, approot: Path) -> str:
-    try:
-        return str(path.relative_to(approot))
-    except ValueError:
-        return f"core/modules/{path.name}"

@@ -1,0 +1,176 @@
+"""What the embedded site answers to a batched state query (one round trip, many questions)."""
+
+from __future__ import annotations
+
+import platform
+import sqlite3
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from ai_proving_ground.errors import ApgError
+from ai_proving_ground.sites.base import (
+    CanvasRef,
+    CanvasTree,
+    CountQuery,
+    ModuleState,
+    PendingUpdate,
+    StateAnswer,
+    StateQuery,
+    Versions,
+    ViewResult,
+)
+from ai_proving_ground.sites.embedded import canvas, content_model, modules
+from ai_proving_ground.sites.embedded.store import Store
+from ai_proving_ground.sites.embedded.views import ViewError, base_entity_type, execute_view
+
+EXTENSION_CONFIG = "core.extension"
+SCHEMA_COLLECTION = "system.schema"
+
+
+def answer(approot: Path, store: Store, query: StateQuery) -> StateAnswer:
+    answer = StateAnswer()
+    if query.modules:
+        answer.modules = _module_states(approot, store)
+    if query.config:
+        answer.config = store.config_get_many(query.config)
+    for prefix in query.config_prefixes:
+        answer.config_names[prefix] = store.config_names(prefix)
+    if query.entities:
+        found = store.entities_by_uuid(query.entities)
+        answer.entities = {u: found.get(u) for u in query.entities}
+    answer.counts = [_count(store, q) for q in query.counts]
+    answer.views = [_execute_view(store, q.view_id, q.display_id) for q in query.views]
+    answer.canvas = [_canvas_tree(store, ref) for ref in query.canvas]
+    if query.pending_updates:
+        answer.pending_updates = pending_updates(approot, store)
+    if query.versions:
+        answer.versions = _versions(approot, store)
+    return answer
+
+
+def enabled_modules(store: Store) -> set[str]:
+    return enabled_in({EXTENSION_CONFIG: store.config_get(EXTENSION_CONFIG)})
+
+
+def enabled_in(config: Mapping[str, Any]) -> set[str]:
+    extension = config.get(EXTENSION_CONFIG) or {}
+    return set(extension.get("module") or {})
+
+
+def _module_states(approot: Path, store: Store) -> dict[str, ModuleState]:
+    enabled = enabled_modules(store)
+    schema = store.kv_all(SCHEMA_COLLECTION)
+    states: dict[str, ModuleState] = {}
+    for name, info in sorted(modules.discover(approot).items()):
+        states[name] = ModuleState(
+            name=name, enabled=name in enabled, version=info.version, package=info.package,
+            path=_display_path(info.path, approot), schema_installed=schema.get(name),
+            schema_code=info.schema_version,
+        )
+    for name in sorted(enabled - set(states)):
+        # Installed but gone from disk: Drupal reports these too, and so must the doctor.
+        states[name] = ModuleState(name=name, enabled=True, version=None, path=None,
+                                   schema_installed=schema.get(name))
+    return states
+
+
+def _count(store: Store, query: CountQuery) -> int:
+    if not query.conditions:
+        return store.entity_count(query.entity_type, query.bundle)
+    # Conditions are evaluated by the Views engine, so a count and a view filter agree.
+    view = condition_view(query)
+    try:
+        result = execute_view("count", view, "default",
+                              store.entities_of(query.entity_type, query.bundle))
+    except ViewError as exc:
+        raise ApgError("APG_QUERY_INVALID", f"count condition: {exc}") from None
+    return result.total_rows
+
+
+def _execute_view(store: Store, view_id: str, display_id: str) -> ViewResult:
+    view = store.config_get(f"views.view.{view_id}")
+    if view is None:
+        return ViewResult(view_id, display_id, error=f"view {view_id} does not exist")
+    if "views" not in enabled_modules(store):
+        return ViewResult(view_id, display_id, error="module views is not installed")
+    try:
+        entity_type = base_entity_type(view)
+        return execute_view(view_id, view, display_id, store.entities_of(entity_type))
+    except ViewError as exc:
+        return ViewResult(view_id, display_id, error=str(exc))
+
+
+def _canvas_tree(store: Store, ref: CanvasRef) -> CanvasTree | None:
+    if ref.kind == "page":
+        record = store.entities_by_uuid([ref.key]).get(ref.key)
+        if record is None or record.entity_type != "canvas_page":
+            return None
+        items = record.fields.get("components", [])
+        return CanvasTree("page", ref.key, record.label, canvas.parse_tree(items, ref.key))
+    if ref.kind == "region":
+        data = store.config_get(ref.key)
+        if not isinstance(data, dict):
+            return None
+        tree = canvas.parse_tree(data.get("component_tree") or [], ref.key)
+        return CanvasTree("region", ref.key, str(data.get("label", ref.key)), tree)
+    raise ApgError("APG_USAGE", f"canvas reference kind must be page or region, not {ref.kind}",
+                   exit_code=2)
+
+
+def pending_updates(approot: Path, store: Store) -> list[PendingUpdate]:
+    schema = store.kv_all(SCHEMA_COLLECTION)
+    pending: list[PendingUpdate] = []
+    available = modules.discover(approot)
+    for name in sorted(enabled_modules(store)):
+        info = available.get(name)
+        if info is None:
+            continue
+        # Installed before its code declared a schema: like Drupal's minimum schema
+        # version, every update the code now has is pending.
+        installed = schema.get(name, 0) if info.schema_version is not None else None
+        for number, description in modules.pending_updates(info, installed):
+            pending.append(PendingUpdate(name, f"{name}_update_{number}", description))
+    return pending
+
+
+def _versions(approot: Path, store: Store) -> Versions:
+    states = _module_states(approot, store)
+    enabled = {n: s for n, s in states.items() if s.enabled}
+    return Versions(
+        core=modules.CORE_VERSION,
+        runtime={"python": platform.python_version(), "sqlite": sqlite3.sqlite_version},
+        modules={
+            n: {"package": s.package, "version": s.version, "source_reference": None}
+            for n, s in enabled.items()
+        },
+        schema={n: s.schema_installed for n, s in enabled.items()},
+    )
+
+
+def condition_view(query: CountQuery) -> dict[str, Any]:
+    """A view config whose filters are the query's conditions (all must hold)."""
+    definition = content_model.ENTITY_TYPES.get(query.entity_type)
+    table = definition.base_table if definition else f"{query.entity_type}_field_data"
+    base_fields = (definition.base_fields if definition else frozenset()) | {
+        "id", "uuid", "type", "bundle", "status", "label", "title", "name"}
+
+    def column(name: str) -> str:
+        # Configurable fields live in their own table, as Views addresses them.
+        return table if name in base_fields else f"{query.entity_type}__{name}"
+
+    filters = {
+        f"c{index}": {"table": column(c.field), "field": c.field, "operator": c.operator,
+                      "value": c.value}
+        for index, c in enumerate(query.conditions)
+    }
+    options = {"filters": filters, "pager": {"type": "none", "options": {"offset": 0}}}
+    return {"id": "count", "base_table": table, "display": {"default": {
+        "display_plugin": "default", "display_options": options}}}
+
+
+def _display_path(path: Path, approot: Path) -> str:
+    try:
+        return str(path.relative_to(approot))
+    except ValueError:
+        return f"core/modules/{path.name}"
