@@ -14,7 +14,8 @@ def test_bench_writes_every_named_key(tmp_path: Path, monkeypatch: pytest.Monkey
                                       capsys: pytest.CaptureFixture[str]) -> None:
     monkeypatch.chdir(tmp_path)
     output = tmp_path / "bench.json"
-    assert bench.main(["--sizes", "3,5", "--escrow-nodes", "5", "--output", str(output)]) == 0
+    assert bench.main(["--sizes", "3,5", "--escrow-nodes", "5", "--view-nodes", "30",
+                       "--output", str(output)]) == 0
     results = json.loads(output.read_text())
     for size in ("3", "5"):
         row = results[size]
@@ -24,4 +25,7 @@ def test_bench_writes_every_named_key(tmp_path: Path, monkeypatch: pytest.Monkey
         assert row["reset_ratio"] == pytest.approx(row["reset_s"] / row["floor_s"], abs=0.01)
     for key in ("verify_s", "verify_ratio"):
         assert results[key] > 0
+    # 30 nodes with ranks 1..30, rank >= 10: a full page of 10 rows.
+    assert results["view_execution"]["nodes"] == 30 and results["view_execution"]["rows"] == 10
+    assert results["view_execution"]["view_s"] > 0
     assert "driver calls equal across sizes: True" in capsys.readouterr().out

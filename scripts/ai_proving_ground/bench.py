@@ -3,7 +3,8 @@
 For fixture sets of 12 and of 10,000 nodes (500 public files): the doctor's wall time and its
 driver round trips, and reset's wall time beside the floor any reset must pay (a plain copy of
 the dump plus extracting the files archive), measured in the same run; and the escrow verifier
-over a judging tree against sha256sum over the same files. Numbers, not assertions:
+over a judging tree against sha256sum over the same files; and one view display executed
+over 10,000 nodes through the embedded driver. Numbers, not assertions:
 the machines are shared and noisy.
 """
 
@@ -32,6 +33,7 @@ from ai_proving_ground.fixtures import load_set
 from ai_proving_ground.fsutil import atomic_write_json
 from ai_proving_ground.gitutil import git
 from ai_proving_ground.sites.embedded.driver import EmbeddedSite
+from ai_proving_ground.sites.embedded.views_bench import measure_view
 
 SIZES = (12, 10_000)
 PUBLIC_FILES = 500
@@ -166,6 +168,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--output", default="build/bench.json")
     parser.add_argument("--escrow-nodes", type=int, default=10_000,
                         help="nodes in the escrow verifier's judging tree")
+    parser.add_argument("--view-nodes", type=int, default=10_000,
+                        help="nodes under the executed view")
     args = parser.parse_args(argv)
     sizes = [int(s) for s in args.sizes.split(",") if s]
     results: dict[str, Any] = {}
@@ -178,6 +182,9 @@ def main(argv: Sequence[str] | None = None) -> int:
                   f"(ratio {row['reset_ratio']}); provision {row['provision_s']:.1f}s", flush=True)
         escrow = verify_benchmark(Path(tmp) / "escrow", nodes=args.escrow_nodes, repeat=3)
         results["escrow_verify"] = escrow
+        view = measure_view(args.view_nodes)
+        results["view_execution"] = view
+        print(f"view execution over {view['nodes']} nodes: {view['view_s']:.3f}s", flush=True)
         print(f"escrow verify over {escrow['files']} judged files: {escrow['verify_s']:.3f}s vs "
               f"sha256sum {escrow['sha256sum_s']}s (ratio {escrow['verify_ratio']})", flush=True)
     calls = {results[str(size)]["driver_calls"] for size in sizes}
