@@ -24,12 +24,10 @@ tails of its output. ``hidden.json`` adds the patch's path and hash and the warn
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import os
 import shlex
 import shutil
-import signal
 import subprocess
 import time
 from collections.abc import Mapping, Sequence
@@ -37,6 +35,7 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Any
 
+from ai_proving_ground import proc
 from ai_proving_ground.errors import ApgError
 from ai_proving_ground.fsutil import contained_path
 from ai_proving_ground.gitutil import SAFE_CONFIG
@@ -46,8 +45,6 @@ from ai_proving_ground.tasks.dataset import Dataset, Task
 
 DEFAULT_TIMEOUT_S = 60.0
 TAIL_CHARS = 2000
-# A command the overlay runs may leave children behind; how long to wait for its pipes after a kill.
-DRAIN_TIMEOUT_S = 5.0
 
 
 @dataclass(frozen=True)
@@ -309,28 +306,18 @@ def _run_command(number: int, argv: Sequence[str], bed: Path, env: Mapping[str, 
                              "passed": False, "exit_code": None, "timed_out": False,
                              "error": None, "stdout_tail": "", "stderr_tail": ""}
     started = time.monotonic()
-    try:
-        # Its own process group, so a timeout stops everything it started, not just argv[0].
-        process = subprocess.Popen(list(argv), cwd=bed, env=dict(env), stdin=subprocess.DEVNULL,
-                                   stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                   start_new_session=True)
-    except OSError as exc:
-        message = f"could not start {argv[0]}: {exc.strerror or exc}"
+    finished = proc.run(argv, cwd=bed, env=env, timeout_s=timeout_s)
+    if finished.error is not None:
         if _in_bed(argv[0], bed):
             # The workspace is the model's: a script it removed or broke is its failure, never
             # an infrastructure error that would drop the attempt from the statistics.
-            check["stderr_tail"] = message
+            check["stderr_tail"] = finished.error
         else:
-            check["error"] = message
+            check["error"] = finished.error
         return check
-    try:
-        out, err = process.communicate(timeout=timeout_s)
-    except subprocess.TimeoutExpired:
-        check["timed_out"] = True
-        out, err = _kill(process)
-    check.update(exit_code=process.returncode, passed=process.returncode == 0 and not check["timed_out"],
-                 stdout_tail=_tail(out.decode(errors="replace")),
-                 stderr_tail=_tail(err.decode(errors="replace")),
+    check.update(exit_code=finished.exit_code, passed=finished.ok, timed_out=finished.timed_out,
+                 stdout_tail=_tail(finished.stdout.decode(errors="replace")),
+                 stderr_tail=_tail(finished.stderr.decode(errors="replace")),
                  duration_s=round(time.monotonic() - started, 3))
     return check
 
@@ -343,21 +330,6 @@ def _in_bed(program: str, bed: Path) -> bool:
     base = bed.resolve()
     resolved = path.resolve()
     return resolved == base or base in resolved.parents
-
-
-def _kill(process: subprocess.Popen[bytes]) -> tuple[bytes, bytes]:
-    with contextlib.suppress(ProcessLookupError, PermissionError):
-        os.killpg(process.pid, signal.SIGKILL)
-    try:
-        return process.communicate(timeout=DRAIN_TIMEOUT_S)
-    except subprocess.TimeoutExpired:
-        # Something outside the group holds the pipes: stop waiting for them.
-        process.kill()
-        process.wait()
-        for pipe in (process.stdout, process.stderr):
-            if pipe is not None:
-                pipe.close()
-        return b"", b""
 
 
 def _tail(text: str) -> str:

@@ -67,8 +67,6 @@ import queue
 import re
 import shlex
 import shutil
-import signal
-import subprocess
 import sys
 import threading
 import traceback
@@ -79,6 +77,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from ai_proving_ground import proc
 from ai_proving_ground.baselines.store import DEFAULT_SUBDIR, Baseline
 from ai_proving_ground.baselines.tree import tag_commit
 from ai_proving_ground.bed import clone_bed
@@ -157,12 +156,9 @@ class _Step:
 
 def run_step(argv: Sequence[str], env: Mapping[str, str], cwd: Path, log: Path) -> _Step:
     """Run one step to completion and append its command line, stderr and exit code to ``log``."""
-    try:
-        done = subprocess.run(list(argv), env=dict(env), cwd=cwd, stdin=subprocess.DEVNULL,
-                              capture_output=True, check=False)
-        step = _Step(list(argv), done.returncode, done.stdout, done.stderr)
-    except OSError as exc:
-        step = _Step(list(argv), None, b"", f"could not start: {exc}".encode())
+    finished = proc.run(argv, cwd=cwd, env=env, guard=False)
+    step = _Step(list(argv), finished.exit_code, finished.stdout,
+                 finished.stderr if finished.error is None else finished.error.encode())
     _log(log, step)
     return step
 
@@ -172,33 +168,6 @@ def _log(log: Path, step: _Step) -> None:
         handle.write(f"$ {shlex.join(step.argv)}\n".encode())
         handle.write(step.stderr)
         handle.write(f"[exit {step.exit_code}]\n\n".encode())
-
-
-class _AgentGroups:
-    """The process groups of running adapters, so Ctrl-C can reach them (they have their own
-    session: a terminal's SIGINT would not), and so nothing an agent started outlives it."""
-
-    def __init__(self) -> None:
-        self._lock = threading.Lock()
-        self._groups: set[int] = set()
-
-    def add(self, pgid: int) -> None:
-        with self._lock:
-            self._groups.add(pgid)
-
-    def finish(self, pgid: int) -> None:
-        """The adapter exited: stop whatever it left running in its group."""
-        with self._lock:
-            self._groups.discard(pgid)
-        with contextlib.suppress(ProcessLookupError, PermissionError):
-            os.killpg(pgid, signal.SIGKILL)
-
-    def interrupt_all(self) -> None:
-        with self._lock:
-            groups = list(self._groups)
-        for pgid in groups:
-            with contextlib.suppress(ProcessLookupError, PermissionError):
-                os.killpg(pgid, signal.SIGINT)
 
 
 # ---------------------------------------------------------------------------- the campaign
@@ -214,7 +183,7 @@ class _Context:
     set_key: str
     tag: str
     stop: threading.Event = field(default_factory=threading.Event)
-    agents: _AgentGroups = field(default_factory=_AgentGroups)
+    agents: proc.Children = field(default_factory=proc.Children)
     print_lock: threading.Lock = field(default_factory=threading.Lock)
     done: int = 0
 
@@ -666,16 +635,15 @@ class _AttemptRun:
         env = {**self.job.env, **arm.agent_env}  # values by environment, never on a command line
         self.agent_log = self.directory / "agent.log"
         with self.agent_log.open("wb") as errors:
-            process = subprocess.Popen(argv, env=env, cwd=self.context.directory,
-                                       stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                                       stderr=errors, start_new_session=True)
-            self.context.agents.add(process.pid)
             try:
-                out, _ = process.communicate()
-            finally:
-                self.context.agents.finish(process.pid)
-        self.agent_exit = process.returncode
-        _log(self.log, _Step(argv, process.returncode, b"", f"(output: {self.agent_log})\n".encode()))
+                child = proc.Child(argv, cwd=self.context.directory, env=env, stderr=errors)
+            except proc.CannotStart as exc:
+                raise _Infra(str(exc)) from None
+            with self.context.agents.holding(child):
+                out, _ = child.communicate()
+            child.kill()  # whatever the agent left running in its group stops with it
+        self.agent_exit = child.returncode
+        _log(self.log, _Step(argv, child.returncode, b"", f"(output: {self.agent_log})\n".encode()))
         try:
             record = json.loads(out)
         except ValueError:

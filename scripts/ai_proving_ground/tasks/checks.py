@@ -6,17 +6,15 @@ Each check type is one small class. Before evaluation every check adds what it n
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
-import signal
-import subprocess
 from abc import ABC, abstractmethod
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar, TypeVar
 
+from ai_proving_ground import proc
 from ai_proving_ground.errors import ApgError
 from ai_proving_ground.fixtures import record_value
 from ai_proving_ground.sites.base import (
@@ -327,23 +325,13 @@ class Command(Check):
     def evaluate(self, answer: StateAnswer, context: CheckContext) -> CheckResult:
         argv = [str(a) for a in self.spec["argv"]]
         timeout = float(self.spec.get("timeout_s", 60))
-        try:
-            # Its own process group, so a timeout stops everything it started, not just argv[0].
-            process = subprocess.Popen(argv, cwd=context.approot, stdin=subprocess.DEVNULL,
-                                       stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-                                       start_new_session=True)
-        except FileNotFoundError:
-            return self.result(False, 0, None, f"{argv[0]} not found")
-        except OSError as exc:  # not executable, and the like: a failed check, not a crash
-            return self.result(False, 0, None, f"{argv[0]} could not run: {exc.strerror or exc}")
-        try:
-            _, stderr = process.communicate(timeout=timeout)
-        except subprocess.TimeoutExpired:
-            with contextlib.suppress(ProcessLookupError):
-                os.killpg(process.pid, signal.SIGKILL)
-            process.wait()
-            if process.stderr is not None:
-                process.stderr.close()  # never wait on a pipe something outside the group holds
+        finished = proc.run(argv, cwd=context.approot, env=os.environ, timeout_s=timeout,
+                            stdout=proc.DEVNULL)
+        if finished.error is not None:  # not found, not executable: a failed check, not a crash
+            missing = "not found" in finished.error or "No such file" in finished.error
+            return self.result(False, 0, None, f"{argv[0]} not found" if missing
+                               else f"{argv[0]} could not run: {finished.error}")
+        if finished.timed_out:
             return self.result(False, 0, None, f"timed out after {timeout:g}s")
-        tail = stderr.decode(errors="replace").strip().splitlines()[-3:]
-        return self.result(process.returncode == 0, 0, process.returncode, " | ".join(tail))
+        tail = finished.stderr.decode(errors="replace").strip().splitlines()[-3:]
+        return self.result(finished.exit_code == 0, 0, finished.exit_code, " | ".join(tail))

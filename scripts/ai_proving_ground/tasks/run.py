@@ -31,7 +31,6 @@ import json
 import os
 import secrets
 import shlex
-import signal
 import subprocess
 import sys
 import threading
@@ -43,6 +42,7 @@ from typing import IO, Any, TextIO
 
 import yaml
 
+from ai_proving_ground import proc
 from ai_proving_ground.baselines.store import Baseline, baseline_dir
 from ai_proving_ground.errors import ApgError
 from ai_proving_ground.fsutil import atomic_write_json, atomic_write_text
@@ -57,8 +57,6 @@ ALLOWED_HOST_VARIABLES = frozenset({"PATH", "LANG", "TERM", "TZ", "TMPDIR"})
 EXTRA_ENV_PREFIX = "APG_ARM_"
 ORACLE = "oracle"
 TRANSCRIPTS = {"stdout": "stdout.log", "stderr": "stderr.log"}
-# After the adapter exits, how long a grandchild may keep its output pipes open.
-DRAIN_TIMEOUT_S = 5.0
 
 
 @dataclass(frozen=True)
@@ -75,6 +73,8 @@ class RunOptions:
     extra_env: Mapping[str, str] = field(default_factory=dict)
     # Wall-clock limit for the adapter; past it, its whole process group is stopped.
     timeout_s: float | None = None
+    # Where a harness keeps its live children, so its Ctrl-C reaches this adapter too.
+    children: proc.Children = field(default_factory=proc.Children)
 
 
 @dataclass(frozen=True)
@@ -327,32 +327,38 @@ def _spawn(plan: _Plan, run_dir: Path, env: dict[str, str]) -> int | None:
     """Run the adapter, teeing its output; None when it could not be started."""
     interactive = plan.adapter.header.interactive
     try:
-        # A non-interactive adapter gets its own session, so a timeout can stop everything it
-        # started (an agent CLI's shells and servers), not just the adapter itself.
-        process = subprocess.Popen(
-            [str(plan.adapter.path)], cwd=plan.options.approot, env=env,
-            stdin=None if interactive else subprocess.DEVNULL,
-            stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=not interactive)
-    except OSError as exc:
-        say("APG_RUN_NO_ATTEMPT", f"adapter {plan.adapter.name!r} could not start "
-            f"({plan.adapter.path}): {exc.strerror or exc}")
+        # A non-interactive adapter gets its own session under the keeper, so a timeout, an
+        # interrupt or the death of this process stops everything it started (an agent CLI's
+        # shells and servers), not just the adapter itself. An interactive one stays in the
+        # terminal's foreground group, where Ctrl-C reaches it directly.
+        child = proc.Child([str(plan.adapter.path)], cwd=plan.options.approot, env=env,
+                           stdin=None if interactive else proc.DEVNULL,
+                           new_session=not interactive, guard=not interactive)
+    except proc.CannotStart as exc:
+        say("APG_RUN_NO_ATTEMPT", f"adapter {plan.adapter.name!r} {exc} ({plan.adapter.path})")
         return None
     echo_out = sys.stderr if plan.options.echo_stdout_to_stderr else sys.stdout
+    process = child.process
     assert process.stdout is not None and process.stderr is not None
     pumps = [_pump(process.stdout, run_dir / TRANSCRIPTS["stdout"], echo_out),
              _pump(process.stderr, run_dir / TRANSCRIPTS["stderr"], sys.stderr)]
     try:
-        code = process.wait(timeout=plan.options.timeout_s)
+        with plan.options.children.holding(child):
+            code = child.wait(plan.options.timeout_s)
     except subprocess.TimeoutExpired:
-        _stop_group(process)
-        raise _TimedOut(process.returncode) from None
+        child.stop()
+        raise _TimedOut(child.returncode) from None
     except KeyboardInterrupt:
-        # In its own session the adapter missed the terminal's SIGINT: stop its group here.
-        _stop(process) if interactive else _stop_group(process)
-        raise _Interrupted(process.returncode) from None
+        # In its own session the adapter missed the terminal's SIGINT: stop its group now. In
+        # the terminal's group it got the SIGINT too: give it a moment first.
+        if interactive:
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                child.wait(proc.STOP_GRACE_S)
+        child.stop()
+        raise _Interrupted(child.returncode) from None
     finally:
         for pump in pumps:
-            pump.join(DRAIN_TIMEOUT_S)
+            pump.join(proc.DRAIN_TIMEOUT_S)
     return code
 
 
@@ -386,30 +392,6 @@ class _TimedOut(Exception):
     def __init__(self, adapter_exit_code: int | None) -> None:
         super().__init__(adapter_exit_code)
         self.adapter_exit_code = adapter_exit_code
-
-
-def _stop_group(process: subprocess.Popen[bytes]) -> None:
-    """SIGTERM to the adapter's whole process group, a moment to exit, then SIGKILL to the group
-    (a child that ignores SIGTERM must not outlive the attempt and keep changing the bed)."""
-    with contextlib.suppress(ProcessLookupError, PermissionError):
-        os.killpg(process.pid, signal.SIGTERM)
-    with contextlib.suppress(subprocess.TimeoutExpired):
-        process.wait(timeout=5)
-    with contextlib.suppress(ProcessLookupError, PermissionError):
-        os.killpg(process.pid, signal.SIGKILL)
-    process.wait()
-
-
-def _stop(process: subprocess.Popen[bytes]) -> None:
-    """After Ctrl-C: the adapter got the SIGINT too; give it a moment, then insist."""
-    for action in (None, process.terminate, process.kill):
-        if action is not None:
-            action()
-        try:
-            process.wait(timeout=5)
-            return
-        except subprocess.TimeoutExpired:
-            continue
 
 
 def dumps_record(record: Mapping[str, Any]) -> str:

@@ -1,0 +1,205 @@
+"""The one way the product runs a child process: its own session, a deadline, drained output,
+and a stop that reaches its whole process group.
+
+* :class:`Child` starts a command in a new session (so a stop reaches everything it started, not
+  just ``argv[0]``); ``guard=True`` runs it under :mod:`ai_proving_ground.keeper`, which kills
+  the command's whole tree when the command exits or when the thread that started it dies,
+  whatever killed the runner (``PR_SET_PDEATHSIG`` + a child subreaper);
+* :func:`run` runs one to completion with a deadline and returns a :class:`Finished`;
+* :class:`Children` keeps the live ones of a harness, so Ctrl-C can reach them (in their own
+  session a terminal's SIGINT would not).
+
+A program that cannot be started (not found, not executable) is reported before anything is
+spawned, so callers can tell "could not start" from "exited non-zero" under the keeper too.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import threading
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import IO, Any
+
+# After a stop, how long a grandchild may keep the output pipes open before we stop reading.
+DRAIN_TIMEOUT_S = 5.0
+# Between SIGTERM and SIGKILL when a child is stopped.
+STOP_GRACE_S = 5.0
+KEEPER = Path(__file__).resolve().parent / "keeper.py"
+DEVNULL = subprocess.DEVNULL
+PIPE = subprocess.PIPE
+Stream = int | IO[Any] | None
+# What execve runs: a script with a #! line or an ELF binary.
+_EXECUTABLE_MAGIC = (b"#!", b"\x7fELF")
+
+
+class CannotStart(Exception):
+    """The program is missing or not executable; nothing was spawned."""
+
+
+def guarded(argv: Sequence[str]) -> list[str]:
+    """``argv`` under the keeper (Linux); elsewhere as given."""
+    if not sys.platform.startswith("linux"):
+        return list(argv)
+    return [sys.executable, "-I", "-S", str(KEEPER), str(os.getpid()), "--", *argv]
+
+
+def check_program(program: str, cwd: Path, env: Mapping[str, str]) -> None:
+    """Raise :class:`CannotStart` when ``program`` would not start (a path or a PATH name)."""
+    if "/" in program:
+        path = Path(program) if os.path.isabs(program) else cwd / program
+    else:
+        found = shutil.which(program, path=env.get("PATH", os.defpath))
+        if found is None:
+            raise CannotStart(f"could not start {program}: not found on PATH")
+        path = Path(found)
+    if not path.exists():
+        raise CannotStart(f"could not start {program}: No such file or directory")
+    if path.is_dir() or not os.access(path, os.X_OK):
+        raise CannotStart(f"could not start {program}: Permission denied")
+    try:
+        with path.open("rb") as handle:
+            magic = handle.read(4)
+    except OSError as exc:
+        raise CannotStart(f"could not start {program}: {exc.strerror or exc}") from None
+    if not magic.startswith(_EXECUTABLE_MAGIC):
+        # What execve would say (ENOEXEC): under the keeper it would only be an exit code.
+        raise CannotStart(f"could not start {program}: Exec format error (no #! line)")
+
+
+class Child:
+    """A started child in its own session (``new_session``), optionally under the keeper."""
+
+    def __init__(self, argv: Sequence[str], *, cwd: Path, env: Mapping[str, str],
+                 stdin: Stream = DEVNULL, stdout: Stream = PIPE, stderr: Stream = PIPE,
+                 new_session: bool = True, guard: bool = True) -> None:
+        check_program(argv[0], cwd, env)
+        self.argv = list(argv)
+        self.new_session = new_session
+        command = guarded(argv) if guard else list(argv)
+        self.guarded = command != self.argv
+        try:
+            self.process = subprocess.Popen(command, cwd=cwd, env=dict(env), stdin=stdin,
+                                            stdout=stdout, stderr=stderr,
+                                            start_new_session=new_session)
+        except OSError as exc:
+            raise CannotStart(f"could not start {argv[0]}: {exc.strerror or exc}") from None
+
+    @property
+    def pid(self) -> int:
+        return self.process.pid
+
+    @property
+    def returncode(self) -> int | None:
+        return self.process.returncode
+
+    def wait(self, timeout_s: float | None = None) -> int:
+        """The exit code; raises ``subprocess.TimeoutExpired`` past ``timeout_s``."""
+        return self.process.wait(timeout=timeout_s)
+
+    def communicate(self, timeout_s: float | None = None) -> tuple[bytes, bytes]:
+        out, err = self.process.communicate(timeout=timeout_s)
+        return out or b"", err or b""
+
+    def signal(self, signum: int) -> None:
+        """``signum`` to the child's group (to the child alone when it shares ours)."""
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            if self.new_session:
+                os.killpg(self.process.pid, signum)
+            else:
+                self.process.send_signal(signum)
+
+    def stop(self, grace_s: float = STOP_GRACE_S) -> None:
+        """SIGTERM to the group, ``grace_s`` to exit, then SIGKILL to the group (a child that
+        ignores SIGTERM must not outlive the attempt and keep changing the bed)."""
+        self.signal(signal.SIGTERM)
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            self.process.wait(timeout=grace_s)
+        self.kill()
+
+    def kill(self) -> None:
+        """Stop everything now, and reap the child. A keeper is asked first (it also reaches
+        what left the group); SIGKILL to the group follows whatever it did."""
+        if self.guarded and self.process.returncode is None:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                self.process.send_signal(signal.SIGUSR1)
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                self.process.wait(timeout=DRAIN_TIMEOUT_S)
+        self.signal(signal.SIGKILL)
+        self.process.wait()
+
+    def drain(self) -> tuple[bytes, bytes]:
+        """After a stop: what the pipes still hold, never waiting past ``DRAIN_TIMEOUT_S`` on a
+        pipe that something outside the group keeps open."""
+        try:
+            return self.communicate(DRAIN_TIMEOUT_S)
+        except subprocess.TimeoutExpired:
+            for pipe in (self.process.stdout, self.process.stderr):
+                if pipe is not None:
+                    pipe.close()
+            return b"", b""
+
+
+@dataclass(frozen=True)
+class Finished:
+    """A child run to completion: exit code (None: it could not start), output, and whether the
+    deadline stopped it."""
+
+    argv: tuple[str, ...]
+    exit_code: int | None
+    stdout: bytes = b""
+    stderr: bytes = b""
+    timed_out: bool = False
+    error: str | None = None
+
+    @property
+    def ok(self) -> bool:
+        return self.exit_code == 0 and not self.timed_out
+
+
+def run(argv: Sequence[str], *, cwd: Path, env: Mapping[str, str], timeout_s: float | None = None,
+        stdout: Stream = PIPE, stderr: Stream = PIPE, guard: bool = True,
+        children: Children | None = None) -> Finished:
+    """Run ``argv`` to completion (stdin /dev/null); past ``timeout_s`` its group is killed."""
+    try:
+        child = Child(argv, cwd=cwd, env=env, stdout=stdout, stderr=stderr, guard=guard)
+    except CannotStart as exc:
+        return Finished(tuple(argv), None, error=str(exc))
+    with (children or Children()).holding(child):
+        try:
+            out, err = child.communicate(timeout_s)
+        except subprocess.TimeoutExpired:
+            child.kill()
+            out, err = child.drain()
+            return Finished(tuple(argv), child.returncode, out, err, timed_out=True)
+    return Finished(tuple(argv), child.returncode, out, err)
+
+
+class Children:
+    """The live children of a harness, so an interrupt can reach every one of them."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._live: set[Child] = set()
+
+    @contextlib.contextmanager
+    def holding(self, child: Child) -> Any:
+        with self._lock:
+            self._live.add(child)
+        try:
+            yield child
+        finally:
+            with self._lock:
+                self._live.discard(child)
+
+    def interrupt_all(self) -> None:
+        with self._lock:
+            live = list(self._live)
+        for child in live:
+            child.signal(signal.SIGINT)

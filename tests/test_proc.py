@@ -1,0 +1,115 @@
+"""``proc``: one way to run a child; the keeper leaves nothing behind, whatever kills its parent."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from ai_proving_ground import proc
+
+pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the keeper is Linux's")
+
+# Starts a grandchild in a session of its own (out of the child's process group), writes its pid
+# and waits; only the keeper's subreaper walk can still find it.
+ESCAPER = """#!/bin/sh
+setsid sleep 300 > /dev/null 2>&1 < /dev/null &
+echo $! > "$1"
+sleep "$2"
+"""
+
+
+def alive(pid: int) -> bool:
+    """Running (a zombie is dead: it only waits to be reaped)."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_bytes()
+    except OSError:
+        return False
+    return stat[stat.rfind(b")") + 2:].split()[0] != b"Z"
+
+
+def wait_until_dead(pid: int, limit_s: float = 30.0) -> bool:
+    deadline = time.monotonic() + limit_s
+    while time.monotonic() < deadline:
+        if not alive(pid):
+            return True
+        time.sleep(0.05)
+    return False
+
+
+def read_pid(path: Path, limit_s: float = 30.0) -> int:
+    deadline = time.monotonic() + limit_s
+    while time.monotonic() < deadline:
+        text = path.read_text() if path.is_file() else ""
+        if text.strip():
+            return int(text)
+        time.sleep(0.02)
+    raise AssertionError(f"{path} was never written")
+
+
+@pytest.fixture
+def escaper(tmp_path: Path) -> Path:
+    script = tmp_path / "escaper"
+    script.write_text(ESCAPER, encoding="utf-8")
+    script.chmod(0o755)
+    return script
+
+
+def test_a_finished_command_takes_its_escaped_grandchild_with_it(tmp_path: Path, escaper: Path) -> None:
+    pidfile = tmp_path / "pid"
+    finished = proc.run([str(escaper), str(pidfile), "0"], cwd=tmp_path, env=os.environ)
+    assert finished.ok and finished.exit_code == 0
+    assert wait_until_dead(read_pid(pidfile))
+
+
+def test_a_deadline_stops_the_whole_tree(tmp_path: Path, escaper: Path) -> None:
+    pidfile = tmp_path / "pid"
+    finished = proc.run([str(escaper), str(pidfile), "300"], cwd=tmp_path, env=os.environ,
+                        timeout_s=0.5)
+    assert finished.timed_out and not finished.ok
+    assert wait_until_dead(read_pid(pidfile))
+
+
+def test_a_stopped_child_ends_by_its_signal(tmp_path: Path) -> None:
+    child = proc.Child(["sleep", "300"], cwd=tmp_path, env=os.environ)
+    with pytest.raises(subprocess.TimeoutExpired):
+        child.wait(0.1)
+    child.stop()
+    assert child.returncode == -signal.SIGTERM
+
+
+def test_sigkill_of_the_parent_kills_the_tree(tmp_path: Path, escaper: Path) -> None:
+    """The parent is a separate Python that starts a guarded child; SIGKILL it mid-run."""
+    pidfile = tmp_path / "pid"
+    parent = subprocess.Popen([sys.executable, "-c", (
+        "import os, sys; from pathlib import Path; from ai_proving_ground import proc; "
+        f"child = proc.Child([{str(escaper)!r}, {str(pidfile)!r}, '300'], cwd=Path('.'), "
+        "env=os.environ); child.wait()")], cwd=tmp_path)
+    try:
+        grandchild = read_pid(pidfile)
+        assert alive(grandchild)
+    finally:
+        parent.kill()
+        parent.wait()
+    assert wait_until_dead(grandchild)
+
+
+@pytest.mark.parametrize(("body", "mode", "said"), [
+    (None, 0o755, "No such file or directory"),
+    ("#!/bin/sh\n", 0o644, "Permission denied"),
+    ("echo no shebang\n", 0o755, "Exec format error"),
+])
+def test_a_program_that_cannot_start_spawns_nothing(tmp_path: Path, body: str | None, mode: int,
+                                                     said: str) -> None:
+    program = tmp_path / "program"
+    if body is not None:
+        program.write_text(body, encoding="utf-8")
+        program.chmod(mode)
+    finished = proc.run([str(program)], cwd=tmp_path, env=os.environ)
+    assert finished.exit_code is None and finished.error is not None and said in finished.error
+    assert not proc.run(["apg-no-such-program"], cwd=tmp_path, env=os.environ).ok
