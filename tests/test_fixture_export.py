@@ -23,6 +23,7 @@ from ai_proving_ground.fixture_export import export_fixture, split_fragment
 from ai_proving_ground.fixtures import load_fixture, load_fragment, record_value
 from ai_proving_ground.paths import PROJECT_ROOT
 from ai_proving_ground.schemas import schema_errors
+from ai_proving_ground.settings import Settings
 from ai_proving_ground.sites.base import StateQuery
 from ai_proving_ground.sites.embedded.driver import EmbeddedSite
 from ai_proving_ground.sites.embedded.recipe_spec import load_recipe
@@ -402,7 +403,7 @@ def test_scaffold_goes_to_the_first_fixture_path_entry(apg: MainRunner, source: 
     assert rc == 0, err
     directory = project / "my-fixtures" / "fixture_help_pages"
     assert summary["directory"] == str(directory)
-    assert load_fixture("help_pages", project).directory == directory
+    assert load_fixture("help_pages", project, settings=Settings.from_environ()).directory == directory
     assert not (project / "recipes").exists()
 
 

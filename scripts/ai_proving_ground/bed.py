@@ -6,11 +6,13 @@ import shutil
 from collections.abc import Sequence
 from pathlib import Path
 
+from ai_proving_ground.baselines.store import DEFAULT_SUBDIR, baseline_dir
 from ai_proving_ground.errors import ApgError
 from ai_proving_ground.fixtures import load_set
 from ai_proving_ground.fsutil import atomic_write_text
 from ai_proving_ground.gitutil import git
 from ai_proving_ground.paths import BASE_RECIPE_NAME, base_recipe_dir
+from ai_proving_ground.settings import DEFAULT_SETTINGS, Settings
 from ai_proving_ground.sites.embedded import config_sync
 from ai_proving_ground.sites.embedded.driver import EmbeddedSite
 from ai_proving_ground.sites.embedded.layout import BedLayout
@@ -26,7 +28,8 @@ BED_GITIGNORE = """\
 """
 
 
-def init_bed(target: Path, fixture_names: Sequence[str] = ()) -> EmbeddedSite:
+def init_bed(target: Path, fixture_names: Sequence[str] = (),
+             settings: Settings = DEFAULT_SETTINGS) -> EmbeddedSite:
     """Create a new bed at ``target`` (absent or empty), apply fixtures, and commit it once.
 
     The fixture set is resolved first, with ``target`` as its app root (so lookup is what the
@@ -37,7 +40,8 @@ def init_bed(target: Path, fixture_names: Sequence[str] = ()) -> EmbeddedSite:
     if target.exists() and (not target.is_dir() or any(target.iterdir())):
         raise ApgError("APG_BED_EXISTS", f"{target} exists and is not empty; pick a new directory",
                        exit_code=1)
-    fixture_set = load_set(list(fixture_names), approot=target) if fixture_names else None
+    fixture_set = (load_set(fixture_names, approot=target, settings=settings) if fixture_names
+                   else None)
     existed = target.exists()
     try:
         return _build(target, [f.directory for f in fixture_set.fixtures] if fixture_set else [])
@@ -80,12 +84,10 @@ def _remove_partial(target: Path, existed: bool) -> None:
             child.unlink(missing_ok=True)
 
 
-def clone_bed(template: Path, bed: Path) -> None:
+def clone_bed(template: Path, bed: Path, settings: Settings = DEFAULT_SETTINGS) -> None:
     """Copy a bed whole (.git and baselines included), minus its run records and stored
     envelopes: they are not state, and earlier answers must not reach the next agent."""
-    from ai_proving_ground.baselines.store import DEFAULT_SUBDIR, baseline_dir
-
-    baselines = {(template / DEFAULT_SUBDIR).resolve(), baseline_dir(template).resolve()}
+    baselines = {(template / DEFAULT_SUBDIR).resolve(), baseline_dir(template, settings).resolve()}
 
     def ignore(directory: str, names: list[str]) -> set[str]:
         return {"runs", "results"} & set(names) if Path(directory).resolve() in baselines else set()

@@ -25,13 +25,14 @@ from ai_proving_ground import yamlio
 from ai_proving_ground.baselines.provision import provision
 from ai_proving_ground.baselines.public_files import snapshot_paths
 from ai_proving_ground.baselines.reset import reset
-from ai_proving_ground.baselines.store import Baseline, baseline_dir
+from ai_proving_ground.baselines.store import Baseline
 from ai_proving_ground.bed import init_bed
 from ai_proving_ground.doctor import diagnose
 from ai_proving_ground.escrow.bench import verify_benchmark
 from ai_proving_ground.fixtures import load_set
 from ai_proving_ground.fsutil import atomic_write_json
 from ai_proving_ground.gitutil import git
+from ai_proving_ground.settings import Settings
 from ai_proving_ground.sites.embedded.driver import EmbeddedSite
 from ai_proving_ground.sites.embedded.views_bench import measure_view
 
@@ -131,25 +132,25 @@ def _floor(baseline: Baseline, approot: Path, set_key: str) -> float:
 def measure(size: int, workdir: Path) -> dict[str, Any]:
     fixture_root = workdir / f"fixtures-{size}"
     name = write_bench_fixture(fixture_root, size)
-    os.environ["AI_PG_FIXTURE_PATH"] = str(fixture_root)
+    settings = Settings(fixture_path=(str(fixture_root),))
     approot = workdir / f"bed-{size}"
     site = init_bed(approot)
     _add_public_files(site, PUBLIC_FILES)
     git(approot, ["commit", "--allow-empty", "-q", "-m", "bench"])
-    provision_s, _ = _timed(lambda: provision(approot, [name], site), repeat=1)
-    doctor_s, verdict = _timed(lambda: diagnose(approot, [name], EmbeddedSite(approot)))
+    provision_s, _ = _timed(lambda: provision(approot, [name], site, settings), repeat=1)
+    doctor_s, verdict = _timed(lambda: diagnose(approot, [name], EmbeddedSite(approot), settings))
     if not verdict["healthy"]:
         raise SystemExit(f"bench bed of {size} nodes is not healthy: {json.dumps(verdict)}")
 
-    set_key = load_set([name], approot).key
-    baseline = Baseline(baseline_dir(approot), set_key)
+    set_key = load_set([name], approot, settings=settings).key
+    baseline = Baseline.of(approot, set_key, settings)
     # Reset and floor are interleaved and the best of several taken, so a burst of load on a
     # shared machine hits both alike instead of skewing the ratio.
     reset_times, floor_times = [], []
     for _ in range(REPEATS):
         _mutate(site)
         start = time.perf_counter()
-        outcome = reset(approot, [name], site)
+        outcome = reset(approot, [name], site, settings)
         reset_times.append(time.perf_counter() - start)
         if outcome.failures:
             raise SystemExit(f"bench reset failed: {outcome.failures}")

@@ -22,6 +22,7 @@ from ai_proving_ground.cli import site as site_cli
 from ai_proving_ground.cli.common import run
 from ai_proving_ground.errors import ApgError
 from ai_proving_ground.fsutil import atomic_write_text
+from ai_proving_ground.settings import Settings
 from ai_proving_ground.sites.embedded.driver import EmbeddedSite
 from ai_proving_ground.tasks.grade import GradeRequest, after_emit, check_envelope, grade
 from ai_proving_ground.tasks.run import RunOptions, run_task
@@ -49,18 +50,19 @@ def _section(title: str) -> None:
 DEMO_TASK = "dv01_view_build"
 
 
-def _attempt_and_grade(target: Path, agent: str, expected: float) -> int:
+def _attempt_and_grade(target: Path, agent: str, expected: float, settings: Settings) -> int:
     """Reset, hand the task to an adapter, grade the recorded run, print the verdict."""
     bed = ["--approot", str(target)]
     _section(f"apg reset; apg run {DEMO_TASK} --agent={agent}; apg grade {DEMO_TASK} --run=...")
     code = reset_cli.main(bed)
     if code != 0:
         return code
-    outcome = run_task(RunOptions(task_id=DEMO_TASK, approot=target, agent=agent))
+    outcome = run_task(RunOptions(task_id=DEMO_TASK, approot=target, agent=agent,
+                                  settings=settings))
     if outcome.exit_code != 0:
         return outcome.exit_code
     run_id = str(outcome.record["run_id"])
-    request = GradeRequest(approot=target, task_id=DEMO_TASK, run_id=run_id)
+    request = GradeRequest(approot=target, task_id=DEMO_TASK, run_id=run_id, settings=settings)
     envelope = grade(request, EmbeddedSite(target))
     check_envelope(envelope)
     after_emit(request, envelope)
@@ -102,7 +104,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             if code != 0:
                 return code
         for agent, expected in (("oracle", 1.0), ("nop", 0.0)):
-            code = _attempt_and_grade(target, agent, expected)
+            code = _attempt_and_grade(target, agent, expected, Settings.from_environ())
             if code != 0:
                 return code
         print(f"\nThe bed is at {target}; try `apg site --approot {target} config:list node.`")

@@ -6,7 +6,7 @@ that names exactly what drifted, with expected and found values.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -18,6 +18,7 @@ from ai_proving_ground.fixtures import (
     record_value,
     union_manifest,
 )
+from ai_proving_ground.settings import DEFAULT_SETTINGS, Settings
 from ai_proving_ground.sites.base import CountQuery, SiteDriver, StateAnswer, StateQuery
 
 PASS, FAIL, NOTE = "pass", "fail", "note"
@@ -56,6 +57,7 @@ class DoctorContext:
     fixture_set: FixtureSet
     manifest: dict[str, Any]
     answer: StateAnswer
+    settings: Settings = DEFAULT_SETTINGS
 
 
 CheckFn = Callable[[DoctorContext], Check]
@@ -74,14 +76,15 @@ def build_query(manifest: dict[str, Any]) -> StateQuery:
     )
 
 
-def diagnose(approot: Path, names: list[str], driver: SiteDriver) -> dict[str, Any]:
+def diagnose(approot: Path, names: Sequence[str], driver: SiteDriver,
+             settings: Settings = DEFAULT_SETTINGS) -> dict[str, Any]:
     """Run every check and return the JSON verdict."""
-    fixture_set = load_set(names, approot, check_overlap=False, with_facts=True)
+    fixture_set = load_set(names, approot, check_overlap=False, with_facts=True, settings=settings)
     manifest = union_manifest(fixture_set)
     query = build_query(manifest)
     before = driver.round_trips
     answer = driver.read_state(query)
-    ctx = DoctorContext(approot, fixture_set, manifest, answer)
+    ctx = DoctorContext(approot, fixture_set, manifest, answer, settings)
     from ai_proving_ground.baselines.doctor_checks import BASELINE_CHECKS
 
     state_checks: tuple[CheckFn, ...] = (_ownership, _modules, _config, _counts, _content)

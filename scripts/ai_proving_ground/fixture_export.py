@@ -37,7 +37,6 @@ from typing import Any
 import yaml
 
 from ai_proving_ground import yamlio
-from ai_proving_ground.approot import driver_name_for
 from ai_proving_ground.errors import ApgError
 from ai_proving_ground.fixtures import (
     FRAGMENT,
@@ -48,12 +47,13 @@ from ai_proving_ground.fixtures import (
 )
 from ai_proving_ground.fsutil import atomic_write_text, safe_name
 from ai_proving_ground.schemas import schema_errors
+from ai_proving_ground.settings import DEFAULT_SETTINGS, Settings
 from ai_proving_ground.sites.base import (
     ContentSelector,
     ModuleState,
     SiteDriver,
     StateQuery,
-    get_driver,
+    driver_for,
 )
 from ai_proving_ground.sites.embedded.default_content import dump_document
 
@@ -176,9 +176,9 @@ def _existing_files(directory: Path, pattern: str) -> set[str]:
 # ---------------------------------------------------------------------------- scaffold
 
 
-def scaffold_directory(name: str, approot: Path) -> Path:
+def scaffold_directory(name: str, approot: Path, settings: Settings = DEFAULT_SETTINGS) -> Path:
     """Where a new fixture goes: the first AI_PG_FIXTURE_PATH entry, else ``<approot>/recipes``."""
-    return search_roots(approot)[0] / f"fixture_{name}"
+    return search_roots(approot, settings)[0] / f"fixture_{name}"
 
 
 SCAFFOLD_RECIPE = """\
@@ -230,7 +230,8 @@ def write_scaffold(name: str, directory: Path) -> ExportResult:
 # ---------------------------------------------------------------------------- export
 
 
-def resolve_directory(name: str, approot: Path, into: Path | None) -> Path | None:
+def resolve_directory(name: str, approot: Path, into: Path | None,
+                      settings: Settings = DEFAULT_SETTINGS) -> Path | None:
     """The fixture directory to export into, or ``None`` when a scaffold is due.
 
     Without ``into``, lookup is relative to the project being exported into (``approot``):
@@ -248,7 +249,7 @@ def resolve_directory(name: str, approot: Path, into: Path | None) -> Path | Non
                            "for a scaffold")
         return None
     try:
-        return find_fixture(name, approot)
+        return find_fixture(name, approot, settings)
     except ApgError as exc:
         if exc.token == "APG_FIXTURE_NOT_FOUND":
             return None
@@ -257,15 +258,16 @@ def resolve_directory(name: str, approot: Path, into: Path | None) -> Path | Non
 
 def export_fixture(name: str, approot: Path, source: Path | None = None,
                    into: Path | None = None, check: bool = False,
-                   driver: SiteDriver | None = None) -> ExportResult:
+                   driver: SiteDriver | None = None,
+                   settings: Settings = DEFAULT_SETTINGS) -> ExportResult:
     """Export fixture ``name`` from the site at ``source`` (default: ``approot``).
 
     With ``check``, nothing is written: the result says what would change.
     """
     check_name(name)
-    directory = resolve_directory(name, approot, into)
+    directory = resolve_directory(name, approot, into, settings)
     if directory is None:
-        target = into if into is not None else scaffold_directory(name, approot)
+        target = into if into is not None else scaffold_directory(name, approot, settings)
         if check:
             raise ApgError("APG_FIXTURE_NOT_FOUND", f"no fixture {name} to check; "
                            f"exporting without --check would scaffold {target}", exit_code=2)
@@ -280,7 +282,7 @@ def export_fixture(name: str, approot: Path, source: Path | None = None,
                        f"{fragment['name']!r} but the fixture is {name}")
     hand_kept = split_fragment(fragment_path)
     install = _read_install(directory)
-    site = driver or get_driver(driver_name_for(source or approot), source or approot)
+    site = driver or driver_for(source or approot, settings)
     plan = _plan(site, fragment, install, hand_kept, directory)
     result = ExportResult(fixture=name, directory=directory, config=plan.config,
                           content=plan.content, removed=plan.removed, notes=plan.notes)

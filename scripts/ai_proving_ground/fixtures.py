@@ -6,6 +6,7 @@ import hashlib
 import json
 import os
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -13,6 +14,7 @@ from typing import Any
 from ai_proving_ground.errors import ApgError
 from ai_proving_ground.paths import BASE_RECIPE_NAME, project_dir
 from ai_proving_ground.schemas import validate_document
+from ai_proving_ground.settings import DEFAULT_SETTINGS, Settings
 from ai_proving_ground.yamlio import load_document
 
 DEFAULT_FIXTURES = ("kb_docs", "canvas_home")
@@ -106,35 +108,35 @@ def set_key(base_version: str, pins: list[str]) -> str:
     return hashlib.sha256(canonical_set(base_version, pins).encode()).hexdigest()[:16]
 
 
-def requested_names(arguments: list[str]) -> list[str]:
+def requested_names(arguments: Sequence[str], settings: Settings = DEFAULT_SETTINGS) -> list[str]:
     """Fixture names from arguments, else AI_PG_FIXTURES, else the shipped default set."""
     if arguments:
         return list(dict.fromkeys(arguments))
-    from_env = os.environ.get("AI_PG_FIXTURES", "").replace(",", " ").split()
-    return list(dict.fromkeys(from_env)) if from_env else list(DEFAULT_FIXTURES)
+    return list(dict.fromkeys(settings.fixtures)) if settings.fixtures else list(DEFAULT_FIXTURES)
 
 
-def search_roots(approot: Path) -> list[Path]:
+def search_roots(approot: Path, settings: Settings = DEFAULT_SETTINGS) -> list[Path]:
     """AI_PG_FIXTURE_PATH entries (relative to the app root), the bed's recipes/, shipped fixtures/."""
     roots = [approot / entry if not os.path.isabs(entry) else Path(entry)
-             for entry in os.environ.get("AI_PG_FIXTURE_PATH", "").split(":") if entry]
+             for entry in settings.fixture_path]
     roots.append(approot / "recipes")
     roots.append(project_dir("fixtures"))
     return roots
 
 
-def find_fixture(name: str, approot: Path) -> Path:
+def find_fixture(name: str, approot: Path, settings: Settings = DEFAULT_SETTINGS) -> Path:
     """The one directory ``fixture_<name>/`` holding a recipe.yml; symlinks to it count once."""
     if not name or not name.replace("_", "").isalnum() or not name[0].isalpha():
         raise ApgError("APG_FIXTURE_INVALID", f"fixture name {name!r} must be a machine name "
                        "(letters, digits, underscores)", exit_code=2)
     hits: dict[Path, Path] = {}
-    for root in search_roots(approot):
+    roots = search_roots(approot, settings)
+    for root in roots:
         candidate = root / f"fixture_{name}"
         if (candidate / "recipe.yml").is_file():
             hits.setdefault(candidate.resolve(), candidate)
     if not hits:
-        searched = ", ".join(str(r) for r in search_roots(approot))
+        searched = ", ".join(str(r) for r in roots)
         raise ApgError("APG_FIXTURE_NOT_FOUND", f"no fixture_{name}/recipe.yml in: {searched}",
                        exit_code=2)
     if len(hits) > 1:
@@ -176,8 +178,9 @@ def load_fragment(path: Path, with_facts: bool = True) -> dict[str, Any]:
     return data
 
 
-def load_fixture(name: str, approot: Path, with_facts: bool = True) -> Fixture:
-    directory = find_fixture(name, approot)
+def load_fixture(name: str, approot: Path, with_facts: bool = True,
+                 settings: Settings = DEFAULT_SETTINGS) -> Fixture:
+    directory = find_fixture(name, approot, settings)
     fragment_path = directory / FRAGMENT
     if not fragment_path.is_file():
         raise ApgError("APG_FRAGMENT_INVALID", f"{fragment_path}: missing; every fixture needs "
@@ -236,13 +239,14 @@ def find_overlaps(fixtures: tuple[Fixture, ...] | list[Fixture]) -> list[Overlap
     return found
 
 
-def load_set(names: list[str], approot: Path, check_overlap: bool = True,
-             with_facts: bool = False) -> FixtureSet:
+def load_set(names: Sequence[str], approot: Path, check_overlap: bool = True,
+             with_facts: bool = False, settings: Settings = DEFAULT_SETTINGS) -> FixtureSet:
     """Resolve and validate a fixture set; overlapping claims are refused before anything changes.
 
     ``with_facts`` also loads the machine-written facts (the doctor and the union need them).
     """
-    fixtures = tuple(load_fixture(name, approot, with_facts) for name in dict.fromkeys(names))
+    fixtures = tuple(load_fixture(name, approot, with_facts, settings)
+                     for name in dict.fromkeys(names))
     if check_overlap:
         overlaps = find_overlaps(fixtures)
         if overlaps:

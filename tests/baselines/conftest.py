@@ -31,6 +31,7 @@ from ai_proving_ground.baselines.store import Baseline, baseline_dir
 from ai_proving_ground.bed import init_bed
 from ai_proving_ground.fixtures import DEFAULT_FIXTURES, load_set
 from ai_proving_ground.gitutil import git
+from ai_proving_ground.settings import Settings
 from ai_proving_ground.sites.embedded.driver import EmbeddedSite
 from ai_proving_ground.sites.embedded.layout import TRACKED_PATHS
 from ai_proving_ground.yamlio import dumps
@@ -392,13 +393,13 @@ class Kit:
             [sys.executable, "-m", "ai_proving_ground.cli.main", command, "--approot", str(bed)],
             env=environ, capture_output=True, text=True, timeout=60, check=False)
 
-    # where things are ------------------------------------------------------
+    # where things are (as the commands see them, from this process's environment) ---------
 
     def key(self, bed: Path, names: list[str] | None = None) -> str:
-        return load_set(names or self.names, bed).key
+        return load_set(names or self.names, bed, settings=Settings.from_environ()).key
 
     def baseline(self, bed: Path, names: list[str] | None = None) -> Baseline:
-        return Baseline(baseline_dir(bed), self.key(bed, names))
+        return Baseline.of(bed, self.key(bed, names), Settings.from_environ())
 
     def snapshot(self, bed: Path, names: list[str] | None = None) -> public_files.FilesSnapshot:
         baseline = self.baseline(bed, names)

@@ -12,10 +12,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ai_proving_ground.baselines.store import Baseline, baseline_dir
+from ai_proving_ground.baselines.store import Baseline
 from ai_proving_ground.escrow import setup as escrow_module
 from ai_proving_ground.fixtures import DEFAULT_FIXTURES, load_set
 from ai_proving_ground.paths import PROJECT_ROOT
+from ai_proving_ground.settings import Settings
 
 VERIFIER = PROJECT_ROOT / "scripts" / "escrow_verify.py"
 HOST_VERIFY = PROJECT_ROOT / "ddev" / "commands" / "host" / "ai-eval-verify"
@@ -44,7 +45,7 @@ class Escrowed:
 
     @property
     def baseline(self) -> Baseline:
-        return Baseline(baseline_dir(self.bed), self.key)
+        return Baseline.of(self.bed, self.key, Settings.from_environ())
 
     @property
     def tag(self) -> str:
@@ -82,7 +83,8 @@ class Result:
 def make_escrow(bed: Path, root: Path, empty: Path, names: list[str] | None = None) -> Escrowed:
     names = names or list(DEFAULT_FIXTURES)
     with contextlib.redirect_stderr(io.StringIO()):
-        set_dir = escrow_module.escrow(bed, names, root=root)
-    return Escrowed(bed=bed, root=root, set_dir=set_dir, key=load_set(names, bed).key, empty=empty)
+        set_dir = escrow_module.escrow(bed, names, root=root, settings=Settings.from_environ())
+    key = load_set(names, bed, settings=Settings.from_environ()).key
+    return Escrowed(bed=bed, root=root, set_dir=set_dir, key=key, empty=empty)
 
 

@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 
 from ai_proving_ground.errors import ApgError
+from ai_proving_ground.settings import Settings
 from ai_proving_ground.tasks.adapters import (
     AdapterHeader,
     available,
@@ -126,13 +127,12 @@ def test_shipped_headers() -> None:
 # ---------------------------------------------------------------------------- lookup
 
 
-def test_selection_order(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_selection_order() -> None:
     assert selected_name(None) == "manual"
-    monkeypatch.setenv("AI_PG_AGENT", "")
-    assert selected_name(None) == "manual"
-    monkeypatch.setenv("AI_PG_AGENT", "nop")
-    assert selected_name(None) == "nop"
-    assert selected_name("oracle") == "oracle"
+    assert selected_name(None, Settings.from_environ({"AI_PG_AGENT": ""})) == "manual"
+    from_env = Settings.from_environ({"AI_PG_AGENT": "nop"})
+    assert selected_name(None, from_env) == "nop"
+    assert selected_name("oracle", from_env) == "oracle"
 
 
 def test_real_runtimes_are_never_chosen_implicitly(approot: Path, apg: Run) -> None:

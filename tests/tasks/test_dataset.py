@@ -15,6 +15,7 @@ import yaml
 from ai_proving_ground.errors import ApgError
 from ai_proving_ground.paths import project_dir
 from ai_proving_ground.schemas import load_schema
+from ai_proving_ground.settings import Settings
 from ai_proving_ground.tasks.checks import _CHECKS
 from ai_proving_ground.tasks.dataset import (
     load_dataset,
@@ -228,21 +229,21 @@ def small_dataset(path: Path, name: str) -> Path:
     """)
 
 
-def test_resolution_order(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_resolution_order(tmp_path: Path) -> None:
     approot = tmp_path / "bed"
     option = small_dataset(tmp_path / "option.yml", "from_option")
     env = small_dataset(tmp_path / "env.yml", "from_env")
-    assert resolve_dataset_path(None, approot) == SHIPPED.resolve()
-    monkeypatch.setenv("AI_PG_DATASET", str(env))
-    assert resolve_dataset_path(None, approot) == env.resolve()
-    assert resolve_dataset_path(str(option), approot) == option.resolve()
-    dataset, task = resolve_task("t1", None, approot)
+    assert resolve_dataset_path(None, approot, Settings.from_environ({})) == SHIPPED.resolve()
+    settings = Settings.from_environ({"AI_PG_DATASET": str(env)})
+    assert resolve_dataset_path(None, approot, settings) == env.resolve()
+    assert resolve_dataset_path(str(option), approot, settings) == option.resolve()
+    dataset, task = resolve_task("t1", None, approot, settings)
     assert (dataset.name, task.id) == ("from_env", "t1")
-    dataset, _ = resolve_task("t1", str(option), approot)
+    dataset, _ = resolve_task("t1", str(option), approot, settings)
     assert dataset.name == "from_option"
     # A name is looked up in the shipped datasets/.
-    monkeypatch.setenv("AI_PG_DATASET", "build_tasks")
-    assert resolve_dataset_path(None, approot) == SHIPPED.resolve()
+    by_name = Settings.from_environ({"AI_PG_DATASET": "build_tasks"})
+    assert resolve_dataset_path(None, approot, by_name) == SHIPPED.resolve()
 
 
 def test_relative_paths_resolve_against_the_approot_then_the_cwd(

@@ -185,7 +185,7 @@ def test_stdout_is_complete_before_storing(fixtures_bed: Path, cli: Runner,
                                            monkeypatch: pytest.MonkeyPatch) -> None:
     seen: list[str] = []
 
-    def spy(approot: Path, envelope: dict[str, Any]) -> str:
+    def spy(approot: Path, envelope: dict[str, Any], settings: object) -> str:
         seen.append(capsys.readouterr().out)
         return "stored"
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from ai_proving_ground.baselines import grader_tree, public_files, versions
-from ai_proving_ground.baselines.store import Baseline, baseline_dir
+from ai_proving_ground.baselines.store import Baseline
 from ai_proving_ground.errors import ApgError
 
 if TYPE_CHECKING:
@@ -15,7 +15,7 @@ UNRECORDED = "not recorded, re-provision to record"
 
 
 def _baseline(ctx: DoctorContext) -> Baseline:
-    return Baseline(baseline_dir(ctx.approot), ctx.fixture_set.key)
+    return Baseline.of(ctx.approot, ctx.fixture_set.key, ctx.settings)
 
 
 def grader_tree_check(ctx: DoctorContext) -> Check:

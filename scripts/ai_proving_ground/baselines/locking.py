@@ -10,29 +10,18 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from ai_proving_ground.errors import ApgError
+from ai_proving_ground.settings import DEFAULT_LOCK_WAIT_SECONDS
 
-DEFAULT_WAIT_SECONDS = 30.0
 _POLL_SECONDS = 0.1
 
 
-def lock_wait_seconds() -> float:
-    raw = os.environ.get("AI_PG_LOCK_TIMEOUT")
-    if not raw:
-        return DEFAULT_WAIT_SECONDS
-    try:
-        return max(0.0, float(raw))
-    except ValueError:
-        raise ApgError("APG_USAGE", f"AI_PG_LOCK_TIMEOUT={raw!r} is not a number of seconds",
-                       exit_code=2) from None
-
-
 @contextlib.contextmanager
-def bed_lock(path: Path, what: str) -> Iterator[None]:
-    """Hold the lock at ``path``; wait a bounded time, then refuse with APG_LOCK_BUSY."""
+def bed_lock(path: Path, what: str, wait_seconds: float = DEFAULT_LOCK_WAIT_SECONDS) -> Iterator[None]:
+    """Hold the lock at ``path``; wait ``wait_seconds`` at most, then refuse with APG_LOCK_BUSY."""
     path.parent.mkdir(parents=True, exist_ok=True)
     fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
     try:
-        deadline = time.monotonic() + lock_wait_seconds()
+        deadline = time.monotonic() + wait_seconds
         while True:
             try:
                 fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
@@ -41,7 +30,7 @@ def bed_lock(path: Path, what: str) -> Iterator[None]:
                 if time.monotonic() >= deadline:
                     holder = _holder(path)
                     raise ApgError("APG_LOCK_BUSY", f"another provision or reset holds {path}"
-                                   f"{holder}; {what} waited {lock_wait_seconds():g}s. Retry when "
+                                   f"{holder}; {what} waited {wait_seconds:g}s. Retry when "
                                    "it finishes (AI_PG_LOCK_TIMEOUT sets the wait)") from None
                 time.sleep(_POLL_SECONDS)
         os.ftruncate(fd, 0)

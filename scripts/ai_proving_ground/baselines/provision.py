@@ -8,15 +8,15 @@ so a baseline without its tag is never used and the next provision captures it a
 from __future__ import annotations
 
 import json
-import os
 import shlex
 import time
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 from ai_proving_ground.baselines import grader_tree, public_files, versions
 from ai_proving_ground.baselines.locking import bed_lock
-from ai_proving_ground.baselines.store import Baseline, baseline_dir
+from ai_proving_ground.baselines.store import Baseline
 from ai_proving_ground.baselines.tree import (
     create_tag,
     dirty_paths,
@@ -30,11 +30,8 @@ from ai_proving_ground.fixtures import FixtureSet, load_set
 from ai_proving_ground.fsutil import atomic_write_json, atomic_write_text
 from ai_proving_ground.paths import BASE_RECIPE_NAME, base_recipe_dir
 from ai_proving_ground.report import say
+from ai_proving_ground.settings import DEFAULT_SETTINGS, Settings
 from ai_proving_ground.sites.base import SiteDriver, StateQuery
-
-
-def _allowed(variable: str) -> bool:
-    return os.environ.get(variable) == "1"
 
 
 def recapture_commands(approot: Path, baseline: Baseline, fixture_set: FixtureSet) -> str:
@@ -51,15 +48,16 @@ def base_recipe_for(approot: Path) -> Path:
     return in_bed if (in_bed / "recipe.yml").is_file() else base_recipe_dir()
 
 
-def provision(approot: Path, names: list[str], driver: SiteDriver) -> dict[str, Any]:
+def provision(approot: Path, names: Sequence[str], driver: SiteDriver,
+              settings: Settings = DEFAULT_SETTINGS) -> dict[str, Any]:
     """Apply and capture, or report the existing baseline; returns a JSON-ready summary."""
-    fixture_set = load_set(names, approot)
-    baseline = Baseline(baseline_dir(approot), fixture_set.key)
+    fixture_set = load_set(names, approot, settings=settings)
+    baseline = Baseline.of(approot, fixture_set.key, settings)
     require_repository(approot)
-    with bed_lock(baseline.lock, "provision"):
-        _check_untracked(approot)
+    with bed_lock(baseline.lock, "provision", settings.lock_wait_seconds):
+        _check_untracked(approot, settings)
         if baseline.dump.is_file() and tag_commit(approot, baseline.tag):
-            _check_stale(approot, baseline, fixture_set, driver)
+            _check_stale(approot, baseline, fixture_set, driver, settings)
             say("APG_PROVISION_NOOP", f"baseline {fixture_set.key} exists "
                 f"({baseline.dump.name} + tag {baseline.tag}); nothing to do")
             return _summary(baseline, fixture_set, noop=True)
@@ -106,11 +104,11 @@ def capture(approot: Path, baseline: Baseline, fixture_set: FixtureSet,
     crashpoint("provision.tagged")
 
 
-def _check_untracked(approot: Path) -> None:
+def _check_untracked(approot: Path, settings: Settings) -> None:
     problems = untracked_paths(approot)
     if not problems:
         return
-    if _allowed("AI_PG_ALLOW_UNTRACKED"):
+    if settings.allow_untracked:
         say("APG_PROVISION_UNTRACKED", "allowed by AI_PG_ALLOW_UNTRACKED=1; reset will restore "
             f"only the database for: {'; '.join(problems)}")
         return
@@ -120,7 +118,7 @@ def _check_untracked(approot: Path) -> None:
 
 
 def _check_stale(approot: Path, baseline: Baseline, fixture_set: FixtureSet,
-                 driver: SiteDriver) -> None:
+                 driver: SiteDriver, settings: Settings) -> None:
     recorded = versions.load(baseline.versions)
     if recorded is None:
         say("APG_PROVISION_VERSIONS_UNRECORDED", f"{baseline.versions.name} is missing; this "
@@ -133,7 +131,7 @@ def _check_stale(approot: Path, baseline: Baseline, fixture_set: FixtureSet,
     if not differences:
         return
     listing = versions.describe_differences(differences)
-    if _allowed("AI_PG_ALLOW_STALE_BASELINE"):
+    if settings.allow_stale_baseline:
         say("APG_PROVISION_STALE_BASELINE", f"allowed by AI_PG_ALLOW_STALE_BASELINE=1, the "
             f"baseline is kept as it is: {listing}")
         return

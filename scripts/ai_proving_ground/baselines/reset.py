@@ -7,13 +7,13 @@ until then a marker file makes the doctor fail instead of passing a half-restore
 
 from __future__ import annotations
 
-import os
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from ai_proving_ground.baselines import grader_tree, public_files, versions
 from ai_proving_ground.baselines.locking import bed_lock
-from ai_proving_ground.baselines.store import Baseline, baseline_dir
+from ai_proving_ground.baselines.store import Baseline
 from ai_proving_ground.baselines.tree import (
     TreeEntry,
     check_scope,
@@ -28,6 +28,7 @@ from ai_proving_ground.faults import crashpoint
 from ai_proving_ground.fixtures import FixtureSet, load_set
 from ai_proving_ground.fsutil import atomic_write_text
 from ai_proving_ground.report import say
+from ai_proving_ground.settings import DEFAULT_SETTINGS, Settings
 from ai_proving_ground.sites.base import SiteDriver, StateQuery
 
 
@@ -41,14 +42,15 @@ class ResetOutcome:
     failures: list[str] = field(default_factory=list)
 
 
-def reset(approot: Path, names: list[str], driver: SiteDriver) -> ResetOutcome:
-    fixture_set = load_set(names, approot)
-    baseline = Baseline(baseline_dir(approot), fixture_set.key)
+def reset(approot: Path, names: Sequence[str], driver: SiteDriver,
+          settings: Settings = DEFAULT_SETTINGS) -> ResetOutcome:
+    fixture_set = load_set(names, approot, settings=settings)
+    baseline = Baseline.of(approot, fixture_set.key, settings)
     require_repository(approot)
-    with bed_lock(baseline.lock, "reset"):
+    with bed_lock(baseline.lock, "reset", settings.lock_wait_seconds):
         _require_baseline(approot, baseline, fixture_set)
         entries = tag_entries(approot, baseline.tag)
-        skip = _untracked_skips(approot, baseline, entries)
+        skip = _untracked_skips(approot, baseline, entries, settings.allow_untracked)
         check_scope(approot)
         snapshot = public_files.snapshot_paths(baseline.directory, fixture_set.key)
         recorded_files = _verify_files(snapshot)
@@ -107,12 +109,12 @@ def _require_baseline(approot: Path, baseline: Baseline, fixture_set: FixtureSet
                        f"{approot} {' '.join(fixture_set.names)}")
 
 
-def _untracked_skips(approot: Path, baseline: Baseline,
-                     entries: list[TreeEntry]) -> frozenset[str]:
+def _untracked_skips(approot: Path, baseline: Baseline, entries: list[TreeEntry],
+                     allowed: bool) -> frozenset[str]:
     problems = untracked_paths(approot, entries)
     if not problems:
         return frozenset()
-    if os.environ.get("AI_PG_ALLOW_UNTRACKED") == "1":
+    if allowed:
         say("APG_RESET_UNTRACKED", f"allowed by AI_PG_ALLOW_UNTRACKED=1; not restoring: "
             f"{'; '.join(problems)}")
         return frozenset(p.split(" ", 1)[0] for p in problems)

@@ -2,19 +2,20 @@
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass
 from pathlib import Path
 
 from ai_proving_ground.fsutil import safe_name
+from ai_proving_ground.settings import DEFAULT_SETTINGS, Settings
 
 TAG_PREFIX = "apg-baseline-"
 DEFAULT_SUBDIR = ".ai-proving-ground"
+RUNS_SUBDIR = "runs"
 
 
-def baseline_dir(approot: Path) -> Path:
+def baseline_dir(approot: Path, settings: Settings = DEFAULT_SETTINGS) -> Path:
     """``$AI_PG_BASELINE_DIR``, else ``<approot>/.ai-proving-ground``; relative means app-relative."""
-    raw = os.environ.get("AI_PG_BASELINE_DIR")
+    raw = settings.baseline_dir
     if not raw:
         return approot / DEFAULT_SUBDIR
     path = Path(raw).expanduser()
@@ -27,6 +28,12 @@ class Baseline:
 
     directory: Path
     set_key: str
+    ref: str | None = None  # AI_PG_BASELINE_REF: the tag's name when set
+
+    @classmethod
+    def of(cls, approot: Path, set_key: str, settings: Settings = DEFAULT_SETTINGS) -> Baseline:
+        """The baseline of ``set_key`` where ``settings`` put it."""
+        return cls(baseline_dir(approot, settings), set_key, settings.baseline_ref)
 
     def _file(self, stem: str, suffix: str) -> Path:
         return self.directory / f"{stem}.{safe_name(self.set_key, 'set key')}{suffix}"
@@ -58,12 +65,17 @@ class Baseline:
 
     @property
     def tag(self) -> str:
-        return os.environ.get("AI_PG_BASELINE_REF") or f"{TAG_PREFIX}{self.set_key}"
+        return self.ref or f"{TAG_PREFIX}{self.set_key}"
 
     @property
     def runs(self) -> Path:
-        return self.directory / "runs"
+        return self.directory / RUNS_SUBDIR
 
     @property
     def lock(self) -> Path:
         return self.directory / ".lock"
+
+
+def runs_dir(approot: Path, settings: Settings = DEFAULT_SETTINGS) -> Path:
+    """Where run records live: in the baseline directory, which reset keeps."""
+    return baseline_dir(approot, settings) / RUNS_SUBDIR

@@ -87,6 +87,7 @@ from ai_proving_ground.errors import ApgError
 from ai_proving_ground.fixtures import load_set
 from ai_proving_ground.fsutil import atomic_write_bytes, atomic_write_json, atomic_write_text
 from ai_proving_ground.report import say
+from ai_proving_ground.settings import DEFAULT_SETTINGS, Settings
 from ai_proving_ground.sites.embedded.layout import BedLayout
 from ai_proving_ground.tasks.adapters import find_adapter
 from ai_proving_ground.tasks.run import check_extra_env, now_iso, site_command
@@ -111,6 +112,7 @@ class RunnerOptions:
     out: Path | None = None
     jobs: int | None = None
     dry_run: bool = False
+    settings: Settings = field(default=DEFAULT_SETTINGS, compare=False)
 
 
 class _Infra(Exception):
@@ -207,7 +209,7 @@ class _Job:
 def run_campaign(options: RunnerOptions) -> int:
     """Run (or, with ``dry_run``, print) the campaign; the exit code."""
     spec = load_spec(options.spec_path.absolute())
-    campaign = resolve(spec)
+    campaign = resolve(spec, options.settings)
     attempts = plan(campaign)
     if options.dry_run:
         sys.stdout.write("".join(json.dumps(a.as_plan(), sort_keys=True) + "\n" for a in attempts))
@@ -217,10 +219,10 @@ def run_campaign(options: RunnerOptions) -> int:
         # Everything that can refuse does so before anything is written.
         directory = _campaign_dir(spec, options.out)
         if spec.bed is not None:
-            _check_template(campaign, spec.bed)
+            _check_template(campaign, spec.bed, options.settings)
         _check_agents(spec, spec.bed or directory / "template")
         directory.mkdir(parents=True, exist_ok=True)
-        context = _start(campaign, directory, attempts, jobs)
+        context = _start(campaign, directory, attempts, jobs, options.settings)
         job_list = _prepare_jobs(context, jobs)
     except _CannotRun as exc:
         say("APG_CAMPAIGN_CANNOT_RUN", str(exc))
@@ -240,11 +242,12 @@ def _campaign_dir(spec: CampaignSpec, out: Path | None) -> Path:
     return directory
 
 
-def _start(campaign: Campaign, directory: Path, attempts: list[Attempt], jobs: int) -> _Context:
+def _start(campaign: Campaign, directory: Path, attempts: list[Attempt], jobs: int,
+           settings: Settings) -> _Context:
     """The template bed, the campaign's own records, and the checks that need the bed."""
     spec = campaign.spec
     template = spec.bed or _make_template(campaign, directory)
-    set_key, tag = _check_template(campaign, template)
+    set_key, tag = _check_template(campaign, template, settings)
     shutil.copyfile(spec.path, directory / "spec.yml")
     atomic_write_text(directory / "plan.jsonl",
                       "".join(json.dumps(a.as_plan(), sort_keys=True) + "\n" for a in attempts))
@@ -301,7 +304,7 @@ def _make_template(campaign: Campaign, directory: Path) -> Path:
     return template
 
 
-def _check_template(campaign: Campaign, template: Path) -> tuple[str, str]:
+def _check_template(campaign: Campaign, template: Path, settings: Settings) -> tuple[str, str]:
     """The set key and tag; a template that cannot be cloned and reset cannot run anything."""
     if not BedLayout(template).database.is_file():
         raise _CannotRun(f"{template} is not an embedded bed (no {BedLayout(template).database}); "
@@ -310,7 +313,7 @@ def _check_template(campaign: Campaign, template: Path) -> tuple[str, str]:
         raise _CannotRun(f"{template} is a DDEV project; campaigns clone their bed, which only "
                          "the embedded site allows")
     try:
-        fixture_set = load_set(list(campaign.fixtures), template)
+        fixture_set = load_set(campaign.fixtures, template, settings=settings)
     except ApgError as exc:
         raise _CannotRun(str(exc)) from None
     baseline = Baseline(template / BASELINE_SUBDIR, fixture_set.key)
@@ -824,7 +827,8 @@ def child_main(argv: Sequence[str] | None = None) -> int:
         extra = {name: os.environ.get(name, "") for name in args.arm_env}
         options = RunOptions(task_id=args.task_id, approot=Path(args.approot), agent=args.agent,
                              dataset=args.dataset, model=args.model, echo_stdout_to_stderr=True,
-                             extra_env=extra, timeout_s=args.timeout)
+                             extra_env=extra, timeout_s=args.timeout,
+                             settings=Settings.from_environ())
         outcome = run_task(options)
         sys.stdout.write(dumps_record(outcome.record))
         return outcome.exit_code

@@ -22,6 +22,7 @@ from typing import Any, NoReturn
 from ai_proving_ground.campaigns import hidden
 from ai_proving_ground.errors import ApgError
 from ai_proving_ground.schemas import validate_document
+from ai_proving_ground.settings import DEFAULT_SETTINGS, Settings
 from ai_proving_ground.tasks.dataset import Dataset, Task, load_dataset, resolve_dataset_path
 from ai_proving_ground.yamlio import PathPart, YamlDocument, load_document
 
@@ -140,9 +141,9 @@ def _arm(name: str, body: dict[str, Any]) -> Arm:
                setup=tuple(tuple(step) for step in body.get("setup") or []))
 
 
-def resolve(spec: CampaignSpec) -> Campaign:
+def resolve(spec: CampaignSpec, settings: Settings = DEFAULT_SETTINGS) -> Campaign:
     """Load the dataset and check that every task exists, can be graded and has a sound verifier."""
-    dataset = _load_dataset(spec)
+    dataset = _load_dataset(spec, settings)
     if spec.tasks is None:
         tasks = dataset.tasks
     else:
@@ -166,9 +167,9 @@ def resolve(spec: CampaignSpec) -> Campaign:
                     verifiers=verifiers)
 
 
-def _load_dataset(spec: CampaignSpec) -> Dataset:
+def _load_dataset(spec: CampaignSpec, settings: Settings) -> Dataset:
     try:
-        return load_dataset(resolve_dataset_path(spec.dataset_ref, spec.path.parent))
+        return load_dataset(resolve_dataset_path(spec.dataset_ref, spec.path.parent, settings))
     except ApgError as exc:
         spec.fail(["dataset"], str(exc))
 

@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import argparse
+from dataclasses import dataclass
 from pathlib import Path
 
-from ai_proving_ground.approot import driver_name_for, resolve_approot
 from ai_proving_ground.cli.common import ArgumentParser, add_approot
 from ai_proving_ground.fixtures import requested_names
-from ai_proving_ground.sites.base import SiteDriver, get_driver
+from ai_proving_ground.settings import Settings, resolve_approot
+from ai_proving_ground.sites.base import SiteDriver, driver_for
 
 
 def fixture_parser(prog: str, doc: str | None) -> ArgumentParser:
@@ -20,6 +21,20 @@ def fixture_parser(prog: str, doc: str | None) -> ArgumentParser:
     return parser
 
 
-def bed_and_set(args: argparse.Namespace) -> tuple[Path, list[str], SiteDriver]:
-    approot = resolve_approot(args.approot)
-    return approot, requested_names(args.fixtures), get_driver(driver_name_for(approot), approot)
+@dataclass(frozen=True)
+class BedAndSet:
+    """What a fixture command acts on, resolved from its arguments and the environment."""
+
+    approot: Path
+    names: list[str]
+    settings: Settings
+
+    @property
+    def driver(self) -> SiteDriver:
+        return driver_for(self.approot, self.settings)
+
+
+def bed_and_set(args: argparse.Namespace) -> BedAndSet:
+    settings = Settings.from_environ()
+    return BedAndSet(resolve_approot(args.approot, settings),
+                     requested_names(args.fixtures, settings), settings)

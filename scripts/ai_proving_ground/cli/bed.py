@@ -17,6 +17,7 @@ from pathlib import Path
 
 from ai_proving_ground.bed import init_bed
 from ai_proving_ground.cli.common import ArgumentParser, run
+from ai_proving_ground.settings import Settings
 
 
 def build_parser() -> ArgumentParser:
@@ -35,7 +36,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     def act() -> int:
         target = Path(args.directory).absolute()
-        init_bed(target, args.fixtures)
+        init_bed(target, args.fixtures, Settings.from_environ())
         print(target)
         return 0
 

@@ -27,6 +27,7 @@ from pathlib import Path
 
 from ai_proving_ground.cli.common import ArgumentParser, run
 from ai_proving_ground.report import say
+from ai_proving_ground.settings import Settings
 
 REPORT_MODULE = "ai_proving_ground.campaigns.report"
 
@@ -59,7 +60,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             say("APG_USAGE", f"--jobs must be 1 or more, not {args.jobs}")
             return 2
         options = RunnerOptions(spec_path=Path(args.spec), out=Path(args.out) if args.out else None,
-                                jobs=args.jobs, dry_run=args.dry_run)
+                                jobs=args.jobs, dry_run=args.dry_run,
+                                settings=Settings.from_environ())
         return run_campaign(options)
 
     return run(act)

@@ -19,7 +19,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = fixture_parser("apg doctor", __doc__).parse_args(argv)
 
     def act() -> int:
-        verdict = diagnose(*bed_and_set(args))
+        target = bed_and_set(args)
+        verdict = diagnose(target.approot, target.names, target.driver, target.settings)
         print(json.dumps(verdict, indent=2))
         return 0 if verdict["healthy"] else 1
 

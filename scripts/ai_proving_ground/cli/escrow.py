@@ -14,11 +14,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from ai_proving_ground.approot import resolve_approot
-from ai_proving_ground.cli._fixture_command import fixture_parser
+from ai_proving_ground.cli._fixture_command import bed_and_set, fixture_parser
 from ai_proving_ground.cli.common import run
 from ai_proving_ground.escrow.setup import escrow
-from ai_proving_ground.fixtures import requested_names
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -28,8 +26,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
 
     def act() -> int:
-        approot = resolve_approot(args.approot)
-        print(escrow(approot, requested_names(args.fixtures), force=args.force))
+        target = bed_and_set(args)
+        print(escrow(target.approot, target.names, force=args.force, settings=target.settings))
         return 0
 
     return run(act)

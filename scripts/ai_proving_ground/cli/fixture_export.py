@@ -25,10 +25,10 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from ai_proving_ground.approot import resolve_approot
 from ai_proving_ground.cli.common import ArgumentParser, add_approot, run
 from ai_proving_ground.errors import ApgError
 from ai_proving_ground.fixture_export import export_fixture
+from ai_proving_ground.settings import Settings, resolve_approot
 
 
 def build_parser() -> ArgumentParser:
@@ -48,10 +48,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
 
     def act() -> int:
-        approot = resolve_approot(args.approot)
-        source = (resolve_approot(args.source) if args.source else None)
+        settings = Settings.from_environ()
+        approot = resolve_approot(args.approot, settings)
+        source = (resolve_approot(args.source, settings) if args.source else None)
         into = Path(args.into).absolute() if args.into else None
-        result = export_fixture(args.name, approot, source=source, into=into, check=args.check)
+        result = export_fixture(args.name, approot, source=source, into=into, check=args.check,
+                                settings=settings)
         for note in result.notes:
             print(note, file=sys.stderr)
         print(json.dumps(result.summary(), indent=2))

@@ -14,9 +14,9 @@ import json
 import sys
 from collections.abc import Sequence
 
-from ai_proving_ground.approot import driver_name_for, resolve_approot
 from ai_proving_ground.cli.common import ArgumentParser, add_approot, run
-from ai_proving_ground.sites.base import get_driver
+from ai_proving_ground.settings import Settings, resolve_approot
+from ai_proving_ground.sites.base import driver_for
 from ai_proving_ground.tasks.grade import GradeRequest, after_emit, check_envelope, grade
 
 
@@ -34,11 +34,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
 
     def act() -> int:
-        approot = resolve_approot(args.approot)
+        settings = Settings.from_environ()
+        approot = resolve_approot(args.approot, settings)
         request = GradeRequest(approot=approot, task_id=args.task_id,
                                dataset=args.dataset or args.dataset_option,
-                               model=args.model or args.model_option, run_id=args.run_id)
-        envelope = grade(request, get_driver(driver_name_for(approot), approot))
+                               model=args.model or args.model_option, run_id=args.run_id,
+                               settings=settings)
+        envelope = grade(request, driver_for(approot, settings))
         check_envelope(envelope)
         sys.stdout.write(json.dumps(envelope, indent=2) + "\n")
         sys.stdout.flush()

@@ -11,10 +11,9 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 
-from ai_proving_ground.approot import resolve_approot
-from ai_proving_ground.cli._fixture_command import fixture_parser
+from ai_proving_ground.cli._fixture_command import bed_and_set, fixture_parser
 from ai_proving_ground.cli.common import run
-from ai_proving_ground.fixtures import load_set, requested_names
+from ai_proving_ground.fixtures import load_set
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -23,7 +22,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
 
     def act() -> int:
-        fixture_set = load_set(requested_names(args.fixtures), resolve_approot(args.approot))
+        target = bed_and_set(args)
+        fixture_set = load_set(target.names, target.approot, settings=target.settings)
         if args.json:
             print(json.dumps({"set_key": fixture_set.key, "canonical": fixture_set.canonical,
                               "base_version": fixture_set.base_version,

@@ -9,10 +9,9 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 
-from ai_proving_ground.approot import resolve_approot
-from ai_proving_ground.cli._fixture_command import fixture_parser
+from ai_proving_ground.cli._fixture_command import bed_and_set, fixture_parser
 from ai_proving_ground.cli.common import run
-from ai_proving_ground.fixtures import load_set, requested_names, union_manifest
+from ai_proving_ground.fixtures import load_set, union_manifest
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -20,8 +19,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
 
     def act() -> int:
-        fixture_set = load_set(requested_names(args.fixtures), resolve_approot(args.approot),
-                               with_facts=True)
+        target = bed_and_set(args)
+        fixture_set = load_set(target.names, target.approot, with_facts=True,
+                               settings=target.settings)
         print(json.dumps(union_manifest(fixture_set), indent=2))
         return 0
 

@@ -22,7 +22,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
 
     def act() -> int:
-        summary = provision(*bed_and_set(args))
+        target = bed_and_set(args)
+        summary = provision(target.approot, target.names, target.driver, target.settings)
         if args.json:
             print(summary_json(summary))
         return 0

@@ -25,7 +25,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
 
     def act() -> int:
-        outcome = reset(*bed_and_set(args))
+        target = bed_and_set(args)
+        outcome = reset(target.approot, target.names, target.driver, target.settings)
         if args.json:
             print(json.dumps(dataclasses.asdict(outcome), indent=2))
         return 1 if outcome.failures else 0

@@ -9,8 +9,8 @@ import argparse
 import json
 from collections.abc import Sequence
 
-from ai_proving_ground.approot import resolve_approot
 from ai_proving_ground.cli.common import ArgumentParser, add_approot, emit, run
+from ai_proving_ground.settings import Settings, resolve_approot
 from ai_proving_ground.tasks.results import list_results
 
 
@@ -22,7 +22,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
 
     def act() -> int:
-        rows = list_results(resolve_approot(args.approot))
+        settings = Settings.from_environ()
+        rows = list_results(resolve_approot(args.approot, settings), settings)
         if args.json:
             print(json.dumps(rows, indent=2))
         else:

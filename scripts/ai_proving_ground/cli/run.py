@@ -29,8 +29,8 @@ import argparse
 import sys
 from collections.abc import Sequence
 
-from ai_proving_ground.approot import resolve_approot
 from ai_proving_ground.cli.common import ArgumentParser, add_approot, run
+from ai_proving_ground.settings import Settings, resolve_approot
 from ai_proving_ground.tasks.run import RunOptions, dumps_record, run_task
 
 
@@ -64,9 +64,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
 
     def act() -> int:
-        options = RunOptions(task_id=args.task_id, approot=resolve_approot(args.approot),
+        settings = Settings.from_environ()
+        options = RunOptions(task_id=args.task_id, approot=resolve_approot(args.approot, settings),
                              agent=args.agent, dataset=args.dataset, model=args.model or None,
-                             echo_stdout_to_stderr=args.json, timeout_s=args.timeout)
+                             echo_stdout_to_stderr=args.json, timeout_s=args.timeout,
+                             settings=settings)
         outcome = run_task(options)
         if args.json:
             sys.stdout.write(dumps_record(outcome.record))

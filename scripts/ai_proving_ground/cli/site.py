@@ -14,9 +14,9 @@ from pathlib import Path
 from typing import Any
 
 from ai_proving_ground import yamlio
-from ai_proving_ground.approot import resolve_approot
 from ai_proving_ground.cli.common import ArgumentParser, add_approot, emit, run
 from ai_proving_ground.errors import ApgError, UsageError
+from ai_proving_ground.settings import Settings, resolve_approot
 from ai_proving_ground.sites.base import StateQuery, ViewQuery
 from ai_proving_ground.sites.embedded import config_sync
 from ai_proving_ground.sites.embedded.driver import EmbeddedSite, export_values
@@ -120,7 +120,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
 
     def act() -> int:
-        site = EmbeddedSite(resolve_approot(args.approot))
+        site = EmbeddedSite(resolve_approot(args.approot, Settings.from_environ()))
         return _HANDLERS[args.command](site, args)
 
     return run(act)

@@ -14,11 +14,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
-from ai_proving_ground.approot import resolve_approot
-from ai_proving_ground.cli._fixture_command import fixture_parser
+from ai_proving_ground.cli._fixture_command import bed_and_set, fixture_parser
 from ai_proving_ground.cli.common import run
 from ai_proving_ground.escrow.setup import verify
-from ai_proving_ground.fixtures import requested_names
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -30,9 +28,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
 
     def act() -> int:
-        approot = resolve_approot(args.approot)
+        target = bed_and_set(args)
         set_dir = Path(args.escrow) if args.escrow else None
-        return verify(approot, requested_names(args.fixtures), set_dir, restore=args.restore)
+        return verify(target.approot, target.names, set_dir, restore=args.restore,
+                      settings=target.settings)
 
     return run(act)
 

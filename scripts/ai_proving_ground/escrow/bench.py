@@ -19,7 +19,6 @@ import shutil
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -27,26 +26,9 @@ from ai_proving_ground.baselines.provision import provision
 from ai_proving_ground.bed import init_bed
 from ai_proving_ground.escrow.setup import escrow
 from ai_proving_ground.gitutil import git
+from ai_proving_ground.settings import Settings
 
 DEFAULT_NODES = 10_000
-
-
-@contextlib.contextmanager
-def _env(**values: str | None) -> Iterator[None]:
-    saved = {name: os.environ.get(name) for name in values}
-    try:
-        for name, value in values.items():
-            if value is None:
-                os.environ.pop(name, None)
-            else:
-                os.environ[name] = value
-        yield
-    finally:
-        for name, value in saved.items():
-            if value is None:
-                os.environ.pop(name, None)
-            else:
-                os.environ[name] = value
 
 
 def files_read(set_dir: Path) -> list[str]:
@@ -109,12 +91,12 @@ def verify_benchmark(workdir: Path, nodes: int = DEFAULT_NODES, repeat: int = 5)
     for leftover in (fixture_root, approot, workdir / "escrow-bench-escrow"):
         shutil.rmtree(leftover, ignore_errors=True)
     name = write_bench_fixture(fixture_root, nodes)
-    with _env(AI_PG_FIXTURE_PATH=str(fixture_root), AI_PG_BASELINE_DIR=None, AI_PG_BASELINE_REF=None), \
-            contextlib.redirect_stderr(io.StringIO()):
+    settings = Settings(fixture_path=(str(fixture_root),))
+    with contextlib.redirect_stderr(io.StringIO()):
         site = init_bed(approot)
         git(approot, ["commit", "--allow-empty", "-q", "-m", "bench"])
-        provision(approot, [name], site)
-        set_dir = escrow(approot, [name], root=workdir / "escrow-bench-escrow")
+        provision(approot, [name], site, settings)
+        set_dir = escrow(approot, [name], root=workdir / "escrow-bench-escrow", settings=settings)
     paths = files_read(set_dir)
     python = trusted_python()
     verify_command = [python, "-I", str(set_dir / "escrow_verify.py"), str(approot), str(set_dir)]

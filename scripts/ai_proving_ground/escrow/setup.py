@@ -25,6 +25,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
@@ -44,6 +45,7 @@ from ai_proving_ground.fixtures import FixtureSet, load_set
 from ai_proving_ground.fsutil import safe_name
 from ai_proving_ground.paths import BASE_RECIPE_NAME, PACKAGE_DIR, PROJECT_ROOT
 from ai_proving_ground.report import say
+from ai_proving_ground.settings import DEFAULT_SETTINGS, Settings
 
 VERIFIER_SOURCE = PROJECT_ROOT / "scripts" / "escrow_verify.py"
 DEFAULT_ROOT = "~/.ai-proving-ground-escrow"
@@ -96,9 +98,9 @@ def load_verifier(path: Path = VERIFIER_SOURCE) -> ModuleType:
 # --- where things are -------------------------------------------------------------------------------
 
 
-def escrow_root() -> Path:
+def escrow_root(settings: Settings = DEFAULT_SETTINGS) -> Path:
     """``$AI_PG_ESCROW_DIR``, else ``~/.ai-proving-ground-escrow``, as an absolute path."""
-    raw = os.environ.get("AI_PG_ESCROW_DIR") or DEFAULT_ROOT
+    raw = settings.escrow_dir or DEFAULT_ROOT
     return Path(raw).expanduser().absolute()
 
 
@@ -135,10 +137,10 @@ def _plain_relative(raw: str) -> str | None:
     return "/".join(parts)
 
 
-def baseline_location(approot: Path) -> BaselineLocation:
+def baseline_location(approot: Path, settings: Settings = DEFAULT_SETTINGS) -> BaselineLocation:
     """Like ``baseline_dir``, and a container path under /var/www/html names the host project."""
     bed = approot.resolve()
-    raw = os.environ.get("AI_PG_BASELINE_DIR") or None
+    raw = settings.baseline_dir
     text = raw or DEFAULT_BASELINE
     if text.startswith(CONTAINER_APPROOT + "/"):
         text = text[len(CONTAINER_APPROOT) + 1:]
@@ -167,7 +169,8 @@ def baseline_names(set_key: str) -> list[str]:
                              baseline.metadata)]
 
 
-def judging_roots(approot: Path, fixture_set: FixtureSet) -> list[dict[str, str]]:
+def judging_roots(approot: Path, fixture_set: FixtureSet,
+                  settings: Settings = DEFAULT_SETTINGS) -> list[dict[str, str]]:
     """Labelled absolute roots. Inside the bed a root's label is its bed-relative path; outside,
     ``grader:``, ``project:`` or ``fixture:`` names it. Roots inside another root are dropped."""
     bed = approot.resolve()
@@ -182,7 +185,7 @@ def judging_roots(approot: Path, fixture_set: FixtureSet) -> list[dict[str, str]
                            PROJECT_ROOT / "recipes" / BASE_RECIPE_NAME, False))
     for fixture in sorted(fixture_set.fixtures, key=lambda f: f.name):
         candidates.append((f"fixture:{fixture.name}", fixture.directory, False))
-    dataset = _configured_dataset(approot)
+    dataset = _configured_dataset(approot, settings)
     if dataset is not None:
         candidates.append((f"dataset:{dataset.name}", dataset, False))
     roots: list[dict[str, str]] = []
@@ -200,14 +203,14 @@ def judging_roots(approot: Path, fixture_set: FixtureSet) -> list[dict[str, str]
     return roots
 
 
-def _configured_dataset(approot: Path) -> Path | None:
+def _configured_dataset(approot: Path, settings: Settings) -> Path | None:
     """The dataset file $AI_PG_DATASET names, when set: grading reads it, so it is judged."""
-    if not os.environ.get("AI_PG_DATASET"):
+    if not settings.dataset:
         return None
     from ai_proving_ground.tasks.dataset import resolve_dataset_path
 
     try:
-        return resolve_dataset_path(None, approot)
+        return resolve_dataset_path(None, approot, settings)
     except ApgError as exc:
         say("APG_ESCROW_DATASET_UNRESOLVED", f"{exc.message}; it is not fingerprinted")
         return None
@@ -398,11 +401,12 @@ def _tag_state(verifier: ModuleType, approot: Path, tag: str) -> dict[str, Any]:
     return state
 
 
-def escrow(approot: Path, names: list[str], force: bool = False, root: Path | None = None) -> Path:
+def escrow(approot: Path, names: Sequence[str], force: bool = False, root: Path | None = None,
+           settings: Settings = DEFAULT_SETTINGS) -> Path:
     """Write the escrow set for ``names``; return its directory."""
-    fixture_set = load_set(names, approot)
-    location = baseline_location(approot)
-    baseline = Baseline(location.directory, fixture_set.key)
+    fixture_set = load_set(names, approot, settings=settings)
+    location = baseline_location(approot, settings)
+    baseline = Baseline(location.directory, fixture_set.key, settings.baseline_ref)
     require_repository(approot)
     verifier = load_verifier()
     tag_state = _tag_state(verifier, approot, baseline.tag)
@@ -412,7 +416,7 @@ def escrow(approot: Path, names: list[str], force: bool = False, root: Path | No
         raise ApgError(NO_BASELINE, f"set {fixture_set.key} has no complete baseline in "
                        f"{location.directory} ({have}); provision it first: apg provision "
                        f"--approot {approot} {' '.join(fixture_set.names)}")
-    set_dir = (root or escrow_root()) / project_name(approot) / fixture_set.key
+    set_dir = (root or escrow_root(settings)) / project_name(approot) / fixture_set.key
     check_destination(set_dir, approot)
     if set_dir.parent.is_dir():
         _recover(set_dir)
@@ -421,11 +425,11 @@ def escrow(approot: Path, names: list[str], force: bool = False, root: Path | No
                        "--force to replace it, and only from freshly installed or re-provisioned "
                        "trusted code, never to accept an attempt's drift")
     set_dir.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-    with bed_lock(baseline.lock, "escrow"):
+    with bed_lock(baseline.lock, "escrow", settings.lock_wait_seconds):
         _clear_stale(set_dir.parent, fixture_set.key)
         staging = Path(tempfile.mkdtemp(prefix=f".{fixture_set.key}.new-", dir=set_dir.parent))
         try:
-            _fill(staging, approot, fixture_set, location, baseline, tag_state, verifier)
+            _fill(staging, approot, fixture_set, location, baseline, tag_state, verifier, settings)
             crashpoint("escrow.written")
             _swap_into_place(staging, set_dir)
         finally:
@@ -436,7 +440,8 @@ def escrow(approot: Path, names: list[str], force: bool = False, root: Path | No
 
 
 def _fill(staging: Path, approot: Path, fixture_set: FixtureSet, location: BaselineLocation,
-          baseline: Baseline, tag_state: dict[str, Any], verifier: ModuleType) -> None:
+          baseline: Baseline, tag_state: dict[str, Any], verifier: ModuleType,
+          settings: Settings) -> None:
     os.chmod(staging, 0o700)
     copies = staging / verifier.BASELINE_SUBDIR
     copies.mkdir(mode=0o700)
@@ -460,7 +465,7 @@ def _fill(staging: Path, approot: Path, fixture_set: FixtureSet, location: Basel
     escrowed[verifier.VERIFIER] = _write(staging / verifier.VERIFIER, VERIFIER_SOURCE.read_bytes(),
                                          0o755)
     escrowed[LAUNCHER] = _write(staging / LAUNCHER, LAUNCHER_TEXT.encode(), 0o755)
-    roots = judging_roots(approot, fixture_set)
+    roots = judging_roots(approot, fixture_set, settings)
     data = {
         "format": verifier.FORMAT,
         "kind": "ai_proving_ground escrow",
@@ -477,7 +482,7 @@ def _fill(staging: Path, approot: Path, fixture_set: FixtureSet, location: Basel
             "relative": location.relative,
             "dir": str(location.directory),
             "label": location.label,
-            "ref_configured": os.environ.get("AI_PG_BASELINE_REF") or None,
+            "ref_configured": baseline.ref,
             "tag": baseline.tag,
             "tag_commit": tag_state["commit"],
             "tag_state": tag_state,
@@ -541,13 +546,14 @@ def _warn_grader_drift(approot: Path, fixture_set: FixtureSet, baseline: Baselin
 # --- verifying ------------------------------------------------------------------------------------
 
 
-def select_set(approot: Path, names: list[str]) -> Path | None:
+def select_set(approot: Path, names: Sequence[str],
+               settings: Settings = DEFAULT_SETTINGS) -> Path | None:
     """The one escrow set for this bed and fixture names, by escrow metadata; None (after
     printing APG_ESCROW_NONE and the candidates) when there is not exactly one."""
     verifier = load_verifier()
-    root = str(escrow_root())
+    root = str(escrow_root(settings))
     wanted = sorted(set(names))
-    ref = os.environ.get("AI_PG_BASELINE_REF") or None
+    ref = settings.baseline_ref
     matches, others = verifier.find_sets(root, project_name(approot), str(approot), wanted, ref)
     if len(matches) != 1:
         verifier.report_none(root, str(approot), wanted, ref, matches, others)
@@ -557,10 +563,10 @@ def select_set(approot: Path, names: list[str]) -> Path | None:
     return chosen
 
 
-def verify(approot: Path, names: list[str], set_dir: Path | None = None,
-           restore: bool = False) -> int:
+def verify(approot: Path, names: Sequence[str], set_dir: Path | None = None,
+           restore: bool = False, settings: Settings = DEFAULT_SETTINGS) -> int:
     """Run the escrowed verifier copy on the bed; its exit code."""
-    chosen = set_dir.absolute() if set_dir is not None else select_set(approot, names)
+    chosen = set_dir.absolute() if set_dir is not None else select_set(approot, names, settings)
     if chosen is None:
         return 1
     copy = chosen / VERIFIER_SOURCE.name

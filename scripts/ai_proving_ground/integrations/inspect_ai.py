@@ -43,6 +43,7 @@ from ai_proving_ground.baselines.reset import reset
 from ai_proving_ground.bed import clone_bed, init_bed
 from ai_proving_ground.cli.site import build_parser
 from ai_proving_ground.errors import ApgError, UsageError
+from ai_proving_ground.settings import Settings
 from ai_proving_ground.sites.embedded.driver import EmbeddedSite
 from ai_proving_ground.sites.embedded.layout import BedLayout
 from ai_proving_ground.tasks.checks import CheckResult
@@ -75,14 +76,17 @@ _PATH_ARGUMENTS = ("source", "destination", "path")
 # ---------------------------------------------------------------------------- dataset
 
 
-def apg_dataset(dataset: str | None = None, tasks: Sequence[str] | None = None) -> MemoryDataset:
+def apg_dataset(dataset: str | None = None, tasks: Sequence[str] | None = None,
+                settings: Settings | None = None) -> MemoryDataset:
     """One sample per task with checks: the prompt as input, provenance as metadata.
 
     ``dataset`` is a name from ``datasets/`` or a path (else ``AI_PG_DATASET``, else the shipped
     ``build_tasks``); ``tasks`` selects task ids, in that order. The sample never holds the
-    checks, the reference solution or the hidden verifier.
+    checks, the reference solution or the hidden verifier. ``settings`` default to the
+    environment's (`Settings.from_environ`).
     """
-    loaded = load_dataset(resolve_dataset_path(dataset, Path.cwd()))
+    resolved = settings or Settings.from_environ()
+    loaded = load_dataset(resolve_dataset_path(dataset, Path.cwd(), resolved))
     chosen = [loaded.task(task_id) for task_id in tasks] if tasks else list(loaded.tasks)
     empty = [task.id for task in chosen if not task.checks]
     if tasks and empty:
@@ -110,8 +114,9 @@ def apg_dataset(dataset: str | None = None, tasks: Sequence[str] | None = None) 
 class _Beds:
     """Where the per-sample beds come from: a given template, or one made per fixture set."""
 
-    def __init__(self, template: Path | None, work_dir: Path | None) -> None:
+    def __init__(self, template: Path | None, work_dir: Path | None, settings: Settings) -> None:
         self.template = template
+        self.settings = settings
         self.work_dir = work_dir
         self._root: Path | None = None
         self._templates: dict[tuple[str, ...], Path] = {}
@@ -140,8 +145,8 @@ class _Beds:
             made = self._templates.get(fixtures)
             if made is None:
                 made = root / "templates" / f"set-{len(self._templates)}"
-                init_bed(made, list(fixtures))
-                provision(made, list(fixtures), EmbeddedSite(made))
+                init_bed(made, fixtures, self.settings)
+                provision(made, fixtures, EmbeddedSite(made), self.settings)
                 self._templates[fixtures] = made
             return made
 
@@ -149,8 +154,8 @@ class _Beds:
         """A fresh copy of the template, reset by the library and fit to grade."""
         template = self.template_for(fixtures)
         bed = self.root() / "beds" / f"{label}-{secrets.token_hex(4)}"
-        clone_bed(template, bed)
-        outcome = reset(bed, list(fixtures), EmbeddedSite(bed))
+        clone_bed(template, bed, self.settings)
+        outcome = reset(bed, fixtures, EmbeddedSite(bed), self.settings)
         if outcome.failures:
             raise ApgError("APG_INSPECT_BED_UNFIT", f"the bed {bed} copied from {template} is not "
                            f"fit to grade after reset: {', '.join(outcome.failures)}")
@@ -177,7 +182,8 @@ def apg_bed(template: str | None = None, work_dir: str | None = None) -> Solver:
         raise ApgError("APG_INSPECT_TEMPLATE_INVALID", f"template {chosen} is not an embedded bed "
                        f"(no {BedLayout(chosen).database}); make one with apg bed init and apg "
                        "provision", exit_code=2)
-    beds = _Beds(chosen, Path(work_dir).expanduser().resolve() if work_dir else None)
+    beds = _Beds(chosen, Path(work_dir).expanduser().resolve() if work_dir else None,
+                 Settings.from_environ())
 
     async def solve(state: TaskState, generate: Generate) -> TaskState:
         fixtures = tuple(str(name) for name in state.metadata.get("fixtures") or ())
@@ -302,9 +308,10 @@ def explain(outcome: Sequence[CheckResult]) -> str:
     return "\n".join(lines)
 
 
-def _grade(approot: Path, metadata: dict[str, Any], model: str) -> dict[str, Any]:
+def _grade(approot: Path, metadata: dict[str, Any], model: str,
+           settings: Settings) -> dict[str, Any]:
     request = GradeRequest(approot=approot, task_id=str(metadata["task_id"]),
-                           dataset=str(metadata["dataset_path"]), model=model)
+                           dataset=str(metadata["dataset_path"]), model=model, settings=settings)
     envelope = grade(request, EmbeddedSite(approot))
     check_envelope(envelope)
     graded = envelope["source_metadata"]["additional_details"].get("dataset_sha256")
@@ -322,6 +329,7 @@ def apg_scorer() -> Scorer:
     The envelope is built and validated as ``apg grade`` builds it, but never stored or saved
     (``AI_PG_NO_IMPORT=1`` semantics); it is in the score's metadata with every check's result.
     """
+    settings = Settings.from_environ()
 
     async def score(state: TaskState, target: Target) -> Score:
         approot = state.store.get(STORE_APPROOT)
@@ -329,7 +337,7 @@ def apg_scorer() -> Scorer:
             raise ApgError("APG_INSPECT_NO_BED", f"sample {state.sample_id} has no bed to grade: "
                            "the task needs the apg_bed() setup solver")
         envelope = await anyio.to_thread.run_sync(_grade, Path(approot), state.metadata,
-                                                  str(state.model))
+                                                  str(state.model), settings)
         details = envelope["evaluation_results"][0]["score_details"]
         outcome = [CheckResult(**check) for check in json.loads(details["details"]["checks"])]
         return Score(value=float(details["score"]), answer=None, explanation=explain(outcome),
@@ -355,7 +363,7 @@ def apg_task(dataset: str | None = None, tasks: Sequence[str] | None = None,
     ``work_dir``. There is no sandbox: the bed is the environment. Without ``name`` the task
     is named after the ``@task`` function that returns it.
     """
-    samples = apg_dataset(dataset, tasks)
+    samples = apg_dataset(dataset, tasks, Settings.from_environ())
     default: list[Solver] = [system_message(SYSTEM_MESSAGE), use_tools(site_tool()), generate()]
     return Task(
         dataset=samples,

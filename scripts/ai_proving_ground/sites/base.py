@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any, ClassVar, TypeVar
 
 from ai_proving_ground.errors import ApgError
+from ai_proving_ground.settings import DEFAULT_SETTINGS, Settings
 
 # ---------------------------------------------------------------------------- answers
 
@@ -308,6 +309,18 @@ def get_driver(name: str, approot: Path) -> SiteDriver:
             exit_code=2,
         ) from None
     return cls(approot)
+
+
+def driver_name_for(approot: Path, settings: Settings = DEFAULT_SETTINGS) -> str:
+    """AI_PG_SITE_DRIVER wins; a DDEV project uses ddev; anything else is the embedded site."""
+    if settings.site_driver:
+        return settings.site_driver
+    return "ddev" if (approot / ".ddev" / "config.yaml").is_file() else "sqlite"
+
+
+def driver_for(approot: Path, settings: Settings = DEFAULT_SETTINGS) -> SiteDriver:
+    """The driver ``settings`` choose for the bed at ``approot``."""
+    return get_driver(driver_name_for(approot, settings), approot)
 
 
 def _load_builtin_drivers() -> None:

@@ -25,6 +25,7 @@ from pathlib import Path
 from ai_proving_ground.errors import ApgError
 from ai_proving_ground.fsutil import safe_name
 from ai_proving_ground.paths import project_dir
+from ai_proving_ground.settings import DEFAULT_SETTINGS, Settings
 
 DEFAULT_AGENT = "manual"
 CREDENTIAL_CLASSES = ("none", "bed-scoped", "host-shared")
@@ -108,9 +109,9 @@ def read_header(path: Path) -> AdapterHeader:
     return parse_header(head.decode("utf-8", errors="replace"), where=str(path))
 
 
-def selected_name(argument: str | None) -> str:
+def selected_name(argument: str | None, settings: Settings = DEFAULT_SETTINGS) -> str:
     """``--agent``, else ``AI_PG_AGENT``, else ``manual``: a real runtime is never a fallback."""
-    return argument or os.environ.get("AI_PG_AGENT") or DEFAULT_AGENT
+    return argument or settings.agent or DEFAULT_AGENT
 
 
 def agent_dirs(approot: Path) -> list[tuple[str, Path]]:

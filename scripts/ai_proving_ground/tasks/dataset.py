@@ -10,7 +10,6 @@ from __future__ import annotations
 import hashlib
 import json
 import math
-import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -18,6 +17,7 @@ from typing import Any
 from ai_proving_ground.errors import ApgError
 from ai_proving_ground.paths import project_dir
 from ai_proving_ground.schemas import validate_document
+from ai_proving_ground.settings import DEFAULT_SETTINGS, Settings
 from ai_proving_ground.yamlio import load_document
 
 DEFAULT_DATASET = "build_tasks"
@@ -87,9 +87,10 @@ def canonical_json(value: Any) -> str:
     return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
 
 
-def resolve_dataset_path(reference: str | None, approot: Path) -> Path:
+def resolve_dataset_path(reference: str | None, approot: Path,
+                         settings: Settings = DEFAULT_SETTINGS) -> Path:
     """``--dataset``, then ``AI_PG_DATASET``, then the shipped datasets/ (a name or a path)."""
-    chosen = reference or os.environ.get("AI_PG_DATASET") or DEFAULT_DATASET
+    chosen = reference or settings.dataset or DEFAULT_DATASET
     as_path = Path(chosen).expanduser()
     candidates = [as_path if as_path.is_absolute() else approot / as_path, Path.cwd() / as_path]
     if as_path.suffix not in {".yml", ".yaml"}:
@@ -165,7 +166,8 @@ def _not_json(value: Any, parts: list[str | int]) -> tuple[list[str | int], Any]
     return parts, value
 
 
-def resolve_task(task_id: str, reference: str | None, approot: Path) -> tuple[Dataset, Task]:
+def resolve_task(task_id: str, reference: str | None, approot: Path,
+                 settings: Settings = DEFAULT_SETTINGS) -> tuple[Dataset, Task]:
     """The one loader run and grade share."""
-    dataset = load_dataset(resolve_dataset_path(reference, approot))
+    dataset = load_dataset(resolve_dataset_path(reference, approot, settings))
     return dataset, dataset.task(task_id)

@@ -7,24 +7,24 @@ never change the verdict or the exit code (their failures are reported on stderr
 from __future__ import annotations
 
 import json
-import os
 import re
 import secrets
 import sys
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 from ai_proving_ground import __version__
 from ai_proving_ground.baselines import grader_tree
-from ai_proving_ground.baselines.store import baseline_dir
+from ai_proving_ground.baselines.store import runs_dir
 from ai_proving_ground.errors import ApgError
 from ai_proving_ground.fixtures import load_set
 from ai_proving_ground.fsutil import atomic_write_json
 from ai_proving_ground.report import say
 from ai_proving_ground.schemas import schema_errors
+from ai_proving_ground.settings import DEFAULT_SETTINGS, Settings
 from ai_proving_ground.sites.base import SiteDriver
 from ai_proving_ground.tasks import checks as checks_module
 from ai_proving_ground.tasks import results
@@ -42,17 +42,19 @@ class GradeRequest:
     dataset: str | None = None
     model: str | None = None
     run_id: str | None = None
+    settings: Settings = field(default=DEFAULT_SETTINGS, compare=False)
 
 
 def _run_invalid(reason: str) -> ApgError:
     return ApgError("APG_GRADE_RUN_INVALID", reason)
 
 
-def load_run(approot: Path, run_id: str, task_id: str, model: str | None) -> dict[str, Any]:
+def load_run(approot: Path, run_id: str, task_id: str, model: str | None,
+             settings: Settings = DEFAULT_SETTINGS) -> dict[str, Any]:
     """The recorded run, checked against what is being graded."""
     if not RUN_ID.match(run_id):
         raise _run_invalid(f"{run_id!r} is not a run id (apg-run-YYYYmmddTHHMMSSZ-xxxxxx)")
-    path = baseline_dir(approot) / "runs" / run_id / "run.json"
+    path = runs_dir(approot, settings) / run_id / "run.json"
     try:
         record: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
@@ -71,10 +73,11 @@ def load_run(approot: Path, run_id: str, task_id: str, model: str | None) -> dic
 
 def grade(request: GradeRequest, driver: SiteDriver) -> dict[str, Any]:
     """The envelope for one graded attempt; a task without checks raises APG_GRADE_SKIP."""
-    run = (load_run(request.approot, request.run_id, request.task_id, request.model)
-           if request.run_id is not None else None)
+    run = (load_run(request.approot, request.run_id, request.task_id, request.model,
+                    request.settings) if request.run_id is not None else None)
     model = request.model or (run or {}).get("model") or None
-    dataset, task = resolve_task(request.task_id, request.dataset, request.approot)
+    dataset, task = resolve_task(request.task_id, request.dataset, request.approot,
+                                 request.settings)
     if not task.checks:
         raise ApgError("APG_GRADE_SKIP", f"task {task.id} has no checks; nothing was graded",
                        exit_code=SKIP_EXIT)
@@ -102,7 +105,7 @@ def _grader_provenance(request: GradeRequest, task: Task) -> dict[str, str]:
         say("APG_GRADE_GRADER_UNRESOLVED", f"grader class file: {exc}")
         details["grader_class"] = f"unresolved: {exc}"
     try:
-        fixture_set = load_set(task.fixtures, request.approot)
+        fixture_set = load_set(task.fixtures, request.approot, settings=request.settings)
         files = grader_tree.fingerprint(request.approot, fixture_set)
         details["grader_tree_sha256"] = grader_tree.tree_sha256(files)
         # The baseline's identity: a verdict can never be attributed to the wrong known state.
@@ -183,7 +186,7 @@ def build_envelope(request: GradeRequest, dataset: Dataset, task: Task,
         "source_metadata": {
             "source_name": "apg",
             "source_type": "evaluation_run",
-            "source_organization_name": os.environ.get("AI_PG_ORGANIZATION") or "ai_proving_ground",
+            "source_organization_name": request.settings.organization or "ai_proving_ground",
             "evaluator_relationship": "third_party",
             "additional_details": source_details,
         },
@@ -232,14 +235,14 @@ def after_emit(request: GradeRequest, envelope: dict[str, Any]) -> None:
     """Save grade.json and store the envelope; report failures, never raise."""
     if request.run_id:
         try:
-            path = baseline_dir(request.approot) / "runs" / request.run_id / "grade.json"
+            path = runs_dir(request.approot, request.settings) / request.run_id / "grade.json"
             atomic_write_json(path, envelope)
         except Exception as exc:  # a save problem must never turn a verdict into a failure
             say("APG_GRADE_NOT_SAVED", str(exc))
-    if os.environ.get("AI_PG_NO_IMPORT") == "1":
+    if request.settings.no_import:
         return
     try:
-        state = results.store(request.approot, envelope)
+        state = results.store(request.approot, envelope, request.settings)
         print(f"stored: {state}", file=sys.stderr)
     except ApgError as exc:
         say("APG_GRADE_NOT_STORED", exc.message)

@@ -80,10 +80,6 @@ class Preflight:
                 "overridden": self.overridden}
 
 
-def override_requested() -> bool:
-    return os.environ.get(ALLOW_VARIABLE) == "1"
-
-
 def preflight(approot: Path, credentials: str, allow_override: bool) -> Preflight:
     """Refuse a credential-needing adapter on any finding, and host-shared ones always."""
     if not needs_credentials(credentials):

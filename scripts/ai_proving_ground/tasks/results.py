@@ -14,26 +14,27 @@ from typing import Any
 from ai_proving_ground.baselines.store import baseline_dir
 from ai_proving_ground.errors import ApgError
 from ai_proving_ground.fsutil import atomic_write_json
+from ai_proving_ground.settings import DEFAULT_SETTINGS, Settings
 
 # Set when the record is written, so two identical measurements may differ in it.
 _VOLATILE = ("retrieved_timestamp",)
 
 
-def results_dir(approot: Path) -> Path:
-    return baseline_dir(approot) / "results"
+def results_dir(approot: Path, settings: Settings = DEFAULT_SETTINGS) -> Path:
+    return baseline_dir(approot, settings) / "results"
 
 
-def _path(approot: Path, evaluation_id: str) -> Path:
-    return results_dir(approot) / f"{hashlib.sha256(evaluation_id.encode()).hexdigest()[:32]}.json"
+def _path(approot: Path, evaluation_id: str, settings: Settings) -> Path:
+    return results_dir(approot, settings) / f"{hashlib.sha256(evaluation_id.encode()).hexdigest()[:32]}.json"
 
 
 def _measurement(envelope: dict[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in envelope.items() if k not in _VOLATILE}
 
 
-def store(approot: Path, envelope: dict[str, Any]) -> str:
+def store(approot: Path, envelope: dict[str, Any], settings: Settings = DEFAULT_SETTINGS) -> str:
     """Store ``envelope``; returns "stored" or "already stored"; a conflict raises."""
-    path = _path(approot, envelope["evaluation_id"])
+    path = _path(approot, envelope["evaluation_id"], settings)
     if path.is_file():
         existing = json.loads(path.read_text(encoding="utf-8"))
         if _measurement(existing) == _measurement(envelope):
@@ -44,10 +45,10 @@ def store(approot: Path, envelope: dict[str, Any]) -> str:
     return "stored"
 
 
-def list_results(approot: Path) -> list[dict[str, Any]]:
+def list_results(approot: Path, settings: Settings = DEFAULT_SETTINGS) -> list[dict[str, Any]]:
     """One summary row per stored envelope, oldest first."""
     rows = []
-    directory = results_dir(approot)
+    directory = results_dir(approot, settings)
     for path in sorted(directory.glob("*.json")) if directory.is_dir() else []:
         try:
             envelope = json.loads(path.read_text(encoding="utf-8"))

@@ -43,13 +43,14 @@ from typing import IO, Any, TextIO
 import yaml
 
 from ai_proving_ground import proc
-from ai_proving_ground.baselines.store import Baseline, baseline_dir
+from ai_proving_ground.baselines.store import runs_dir
 from ai_proving_ground.errors import ApgError
 from ai_proving_ground.fsutil import atomic_write_json, atomic_write_text
 from ai_proving_ground.report import say
+from ai_proving_ground.settings import DEFAULT_SETTINGS, Settings
 from ai_proving_ground.tasks.adapters import ENV_NAME, Adapter, find_adapter, selected_name
 from ai_proving_ground.tasks.dataset import Dataset, Task, resolve_task
-from ai_proving_ground.tasks.preflight import ALLOW_VARIABLE, Preflight, override_requested, preflight
+from ai_proving_ground.tasks.preflight import ALLOW_VARIABLE, Preflight, preflight
 
 ALLOWED_HOST_VARIABLES = frozenset({"PATH", "LANG", "TERM", "TZ", "TMPDIR"})
 # Extra variables a harness may always add, whatever the adapter declares: namespaced, so they
@@ -75,6 +76,7 @@ class RunOptions:
     timeout_s: float | None = None
     # Where a harness keeps its live children, so its Ctrl-C reaches this adapter too.
     children: proc.Children = field(default_factory=proc.Children)
+    settings: Settings = field(default=DEFAULT_SETTINGS, compare=False)
 
 
 @dataclass(frozen=True)
@@ -106,11 +108,6 @@ def new_run_id() -> str:
     return f"apg-run-{datetime.now(UTC).strftime('%Y%m%dT%H%M%SZ')}-{secrets.token_hex(3)}"
 
 
-def runs_dir(approot: Path) -> Path:
-    # Baseline.runs is the one definition of where runs live; the set key plays no part in it.
-    return Baseline(directory=baseline_dir(approot), set_key="").runs
-
-
 def site_command() -> list[str]:
     """How an adapter runs ``apg site``: this interpreter's own console script, not PATH's."""
     script = Path(sys.executable).parent / "apg"
@@ -135,7 +132,7 @@ def ddev_project(approot: Path) -> str:
 def run_task(options: RunOptions) -> RunOutcome:
     """Resolve, preflight, run the adapter and record it; errors before the run dir raise."""
     plan = _plan(options)
-    run_dir = _make_run_dir(options.approot)
+    run_dir = _make_run_dir(options.approot, options.settings)
     record = _initial_record(plan, run_dir)
     if plan.preflight.refused:
         return _refuse(plan, run_dir, record)
@@ -146,10 +143,11 @@ def run_task(options: RunOptions) -> RunOutcome:
 
 
 def _plan(options: RunOptions) -> _Plan:
-    dataset, task = resolve_task(options.task_id, options.dataset, options.approot)
-    adapter = find_adapter(selected_name(options.agent), options.approot)
+    settings = options.settings
+    dataset, task = resolve_task(options.task_id, options.dataset, options.approot, settings)
+    adapter = find_adapter(selected_name(options.agent, settings), options.approot)
     check_extra_env(options.extra_env, adapter)
-    checked = preflight(options.approot, adapter.header.credentials, override_requested())
+    checked = preflight(options.approot, adapter.header.credentials, settings.allow_host_creds)
     return _Plan(options=options, dataset=dataset, task=task, adapter=adapter, preflight=checked,
                  ddev_project=ddev_project(options.approot))
 
@@ -165,8 +163,8 @@ def check_extra_env(extra_env: Mapping[str, str], adapter: Adapter) -> None:
                        f"them in the adapter or name them {EXTRA_ENV_PREFIX}*", exit_code=2)
 
 
-def _make_run_dir(approot: Path) -> Path:
-    parent = runs_dir(approot)
+def _make_run_dir(approot: Path, settings: Settings) -> Path:
+    parent = runs_dir(approot, settings)
     parent.mkdir(parents=True, exist_ok=True)
     while True:
         run_dir = parent / new_run_id()

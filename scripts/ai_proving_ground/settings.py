@@ -1,0 +1,102 @@
+"""Settings: every ``AI_PG_*`` value, read once at the edge and passed down.
+
+The command line (``cli/``), the nox sessions and the Inspect integration build one `Settings`
+with `Settings.from_environ()`; the library reads its fields and never the environment, the way
+nox hands its ``global_config`` to every session. A harness driving several beds in one process
+builds one value per bed (`dataclasses.replace`), so two campaigns with different baseline
+directories and fixture paths never see each other's. `DEFAULT_SETTINGS` is every variable unset.
+
+Which bed a command acts on (``--approot``, else ``AI_PG_APPROOT``, else the current directory)
+is resolved by `resolve_approot`, which names where a missing directory came from.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+from ai_proving_ground.errors import ApgError
+
+# How long provision, reset and escrow wait for the bed lock when AI_PG_LOCK_TIMEOUT is unset.
+DEFAULT_LOCK_WAIT_SECONDS = 30.0
+
+
+@dataclass(frozen=True)
+class Settings:
+    """The values of the ``AI_PG_*`` variables, as the library uses them (empty means unset)."""
+
+    approot: str | None = None  # AI_PG_APPROOT (--approot wins)
+    baseline_dir: str | None = None  # AI_PG_BASELINE_DIR; relative means app-relative
+    baseline_ref: str | None = None  # AI_PG_BASELINE_REF: the tag name instead of apg-baseline-*
+    fixture_path: tuple[str, ...] = ()  # AI_PG_FIXTURE_PATH entries (relative: to the app root)
+    fixtures: tuple[str, ...] = ()  # AI_PG_FIXTURES; empty means the shipped default set
+    site_driver: str | None = None  # AI_PG_SITE_DRIVER
+    dataset: str | None = None  # AI_PG_DATASET (--dataset wins)
+    agent: str | None = None  # AI_PG_AGENT (--agent wins)
+    organization: str | None = None  # AI_PG_ORGANIZATION, in the envelope's source metadata
+    escrow_dir: str | None = None  # AI_PG_ESCROW_DIR
+    lock_timeout: str | None = None  # AI_PG_LOCK_TIMEOUT, checked when a lock is taken
+    no_import: bool = False  # AI_PG_NO_IMPORT=1: grade does not store its envelope
+    allow_untracked: bool = False  # AI_PG_ALLOW_UNTRACKED=1
+    allow_stale_baseline: bool = False  # AI_PG_ALLOW_STALE_BASELINE=1
+    allow_host_creds: bool = False  # AI_PG_ALLOW_HOST_CREDS=1
+
+    @classmethod
+    def from_environ(cls, environ: Mapping[str, str] | None = None) -> Settings:
+        """The settings ``environ`` (default: this process's environment) holds."""
+        env = os.environ if environ is None else environ
+
+        def text(name: str) -> str | None:
+            return env.get(name) or None
+
+        def flag(name: str) -> bool:
+            return env.get(name) == "1"
+
+        return cls(
+            approot=text("AI_PG_APPROOT"),
+            baseline_dir=text("AI_PG_BASELINE_DIR"),
+            baseline_ref=text("AI_PG_BASELINE_REF"),
+            fixture_path=tuple(e for e in env.get("AI_PG_FIXTURE_PATH", "").split(":") if e),
+            fixtures=tuple(env.get("AI_PG_FIXTURES", "").replace(",", " ").split()),
+            site_driver=text("AI_PG_SITE_DRIVER"),
+            dataset=text("AI_PG_DATASET"),
+            agent=text("AI_PG_AGENT"),
+            organization=text("AI_PG_ORGANIZATION"),
+            escrow_dir=text("AI_PG_ESCROW_DIR"),
+            lock_timeout=text("AI_PG_LOCK_TIMEOUT"),
+            no_import=flag("AI_PG_NO_IMPORT"),
+            allow_untracked=flag("AI_PG_ALLOW_UNTRACKED"),
+            allow_stale_baseline=flag("AI_PG_ALLOW_STALE_BASELINE"),
+            allow_host_creds=flag("AI_PG_ALLOW_HOST_CREDS"),
+        )
+
+    @property
+    def lock_wait_seconds(self) -> float:
+        """AI_PG_LOCK_TIMEOUT as seconds (default 30); not a number is a usage error."""
+        if not self.lock_timeout:
+            return DEFAULT_LOCK_WAIT_SECONDS
+        try:
+            return max(0.0, float(self.lock_timeout))
+        except ValueError:
+            raise ApgError("APG_USAGE", f"AI_PG_LOCK_TIMEOUT={self.lock_timeout!r} is not a "
+                           "number of seconds", exit_code=2) from None
+
+
+DEFAULT_SETTINGS = Settings()
+
+
+def resolve_approot(argument: str | None, settings: Settings, must_exist: bool = True) -> Path:
+    """The app root as an absolute path; a missing directory names where it came from."""
+    if argument:
+        raw, source = argument, "--approot"
+    elif settings.approot:
+        raw, source = settings.approot, "AI_PG_APPROOT"
+    else:
+        raw, source = os.getcwd(), "the current directory"
+    path = Path(raw).expanduser().absolute()
+    if must_exist and not path.is_dir():
+        raise ApgError("APG_APPROOT_MISSING", f"app root {path} (from {source}) is not a "
+                       "directory; pass --approot DIR or set AI_PG_APPROOT", exit_code=2)
+    return path
