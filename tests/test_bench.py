@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from ai_proving_ground import bench
+from ai_proving_ground.bench import run as bench
 
 
 def test_bench_writes_every_named_key(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,

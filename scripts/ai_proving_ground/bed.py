@@ -11,11 +11,11 @@ from ai_proving_ground.errors import ApgError
 from ai_proving_ground.fixtures import load_set
 from ai_proving_ground.fsutil import atomic_write_text
 from ai_proving_ground.gitutil import git
+from ai_proving_ground.layout import BedLayout
 from ai_proving_ground.paths import BASE_RECIPE_NAME, base_recipe_dir
 from ai_proving_ground.settings import DEFAULT_SETTINGS, Settings
 from ai_proving_ground.sites.embedded import config_sync
 from ai_proving_ground.sites.embedded.driver import EmbeddedSite
-from ai_proving_ground.sites.embedded.layout import BedLayout
 
 BED_GITIGNORE = """\
 # Not part of the bed's tracked state: the database, files and run records.

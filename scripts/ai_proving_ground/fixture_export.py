@@ -23,13 +23,15 @@ How the fragment's selectors read:
 Export computes everything first (through the driver, in a constant number of round trips)
 and only then writes, each file new-then-rename, so a refusal changes no file. Files whose
 bytes would not change are left alone. A name that resolves to no fixture gets a scaffold.
+
+`fixture_plan` computes what an export would write; this module resolves the fixture,
+scaffolds a new one, and writes.
 """
 
 from __future__ import annotations
 
 import re
 import secrets
-from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -38,28 +40,24 @@ import yaml
 
 from ai_proving_ground import yamlio
 from ai_proving_ground.errors import ApgError
+from ai_proving_ground.fixture_plan import ExportPlan, plan_export
 from ai_proving_ground.fixtures import (
     FRAGMENT,
     find_fixture,
     load_fragment,
-    record_value,
     search_roots,
 )
-from ai_proving_ground.fsutil import atomic_write_text, safe_name
+from ai_proving_ground.fsutil import atomic_write_text
 from ai_proving_ground.schemas import schema_errors
 from ai_proving_ground.settings import DEFAULT_SETTINGS, Settings
 from ai_proving_ground.sites.base import (
-    ContentSelector,
-    ModuleState,
     SiteDriver,
-    StateQuery,
     driver_for,
 )
-from ai_proving_ground.sites.embedded.default_content import dump_document
 
 NAME_PATTERN = re.compile(r"^[a-z][a-z0-9_]*$")
-# Top-level keys Drupal's config export for recipes leaves out: they are site-specific.
-STRIPPED_CONFIG_KEYS = ("uuid", "_core")
+
+
 FACTS_MARKER = "# Machine-written by `apg fixture-export {name}` from here down; do not edit.\n"
 
 
@@ -94,33 +92,12 @@ class ExportResult:
         }
 
 
-@dataclass(frozen=True)
-class _Plan:
-    """Every file an export writes (relative path -> text) and every file it removes."""
-
-    files: dict[str, str]
-    removed: list[str]
-    config: list[str]
-    content: list[str]
-    notes: list[str]
-
-
-# ---------------------------------------------------------------------------- helpers
-
-
 def check_name(name: str) -> str:
     """A fixture name as the fragment schema allows it (exit 2 otherwise)."""
     if not NAME_PATTERN.match(name):
         raise ApgError("APG_FIXTURE_INVALID", f"fixture name {name!r} must be a lower-case "
                        "machine name (a letter, then letters, digits, underscores)", exit_code=2)
     return name
-
-
-def strip_config(data: Any) -> Any:
-    """Config as a recipe ships it: without the site-specific ``uuid`` and ``_core`` keys."""
-    if isinstance(data, dict):
-        return {k: v for k, v in data.items() if k not in STRIPPED_CONFIG_KEYS}
-    return data
 
 
 def split_fragment(path: Path) -> str:
@@ -160,22 +137,6 @@ def _read_install(directory: Path) -> list[str]:
     return list(install)
 
 
-def _owned(name: str, prefixes: Sequence[str]) -> bool:
-    return any(name.startswith(prefix) for prefix in prefixes)
-
-
-def _existing_files(directory: Path, pattern: str) -> set[str]:
-    """Relative paths of visible ``*.yml`` files (dot files are the user's, not export's)."""
-    if not directory.is_dir():
-        return set()
-    return {p.relative_to(directory.parent).as_posix() for p in directory.glob(pattern)
-            if p.is_file() and not any(part.startswith(".")
-                                       for part in p.relative_to(directory).parts)}
-
-
-# ---------------------------------------------------------------------------- scaffold
-
-
 def scaffold_directory(name: str, approot: Path, settings: Settings = DEFAULT_SETTINGS) -> Path:
     """Where a new fixture goes: the first AI_PG_FIXTURE_PATH entry, else ``<approot>/recipes``."""
     return search_roots(approot, settings)[0] / f"fixture_{name}"
@@ -187,6 +148,7 @@ description: 'TODO: one sentence on what the {name} fixture seeds.'
 # Modules this fixture's config and content need; the base recipe may already install them.
 install: []
 """
+
 
 SCAFFOLD_FRAGMENT = """\
 # Manifest fragment of the {name} fixture. name, version, description, owns and export are
@@ -225,9 +187,6 @@ def write_scaffold(name: str, directory: Path) -> ExportResult:
             f"(owns, export), then run `apg fixture-export {name}` again against the source site")
     return ExportResult(fixture=name, directory=directory, scaffolded=True,
                         changed=["recipe.yml", FRAGMENT.as_posix()], notes=[note])
-
-
-# ---------------------------------------------------------------------------- export
 
 
 def resolve_directory(name: str, approot: Path, into: Path | None,
@@ -283,7 +242,7 @@ def export_fixture(name: str, approot: Path, source: Path | None = None,
     hand_kept = split_fragment(fragment_path)
     install = _read_install(directory)
     site = driver or driver_for(source or approot, settings)
-    plan = _plan(site, fragment, install, hand_kept, directory)
+    plan = plan_export(site, fragment, install, hand_kept, directory)
     result = ExportResult(fixture=name, directory=directory, config=plan.config,
                           content=plan.content, removed=plan.removed, notes=plan.notes)
     result.changed = [rel for rel, text in plan.files.items()
@@ -300,114 +259,7 @@ def _same(path: Path, text: str) -> bool:
         return False
 
 
-def _plan(site: SiteDriver, fragment: dict[str, Any], install: list[str], hand_kept: str,
-          directory: Path) -> _Plan:
-    owns, export = fragment["owns"], fragment["export"]
-    entries: list[str] = list(export["config"])
-    exact = [e for e in entries if not e.endswith(".")]
-    prefixes = [e for e in entries if e.endswith(".")]
-    first = site.read_state(StateQuery(modules=True, config=tuple(exact),
-                                       config_prefixes=tuple(prefixes)))
-    missing = [n for n in exact if first.config.get(n) is None]
-    if missing:
-        raise ApgError("APG_EXPORT_CONFIG_MISSING", "export.config names config the source site "
-                       "does not have: " + ", ".join(missing) + "; create it there, or end an "
-                       "entry with a dot to make it a prefix")
-    names = set(exact)
-    notes: list[str] = []
-    for prefix in prefixes:
-        expanded = first.config_names.get(prefix, [])
-        if not expanded:
-            notes.append(f"APG_EXPORT_PREFIX_EMPTY export.config prefix {prefix} matches no "
-                         "config on the source site")
-        names.update(expanded)
-    config_names = sorted(names)
-    unowned = [n for n in config_names if not _owned(n, owns["config"])]
-    if unowned:
-        raise ApgError("APG_EXPORT_NOT_OWNED", "export.config selects config that owns.config "
-                       "does not claim: " + ", ".join(unowned) + "; add a prefix to owns.config "
-                       "or narrow export.config")
-    files: dict[str, str] = {}
-    config_data = site.export_config(config_names) if config_names else {}
-    absent = [n for n in config_names if config_data.get(n) is None]
-    if absent:
-        raise ApgError("APG_EXPORT_CONFIG_MISSING", "config vanished from the source site "
-                       "during export: " + ", ".join(absent))
-    for config_name in config_names:
-        files[f"config/{safe_name(config_name, 'config name')}.yml"] = yamlio.dumps(
-            strip_config(config_data[config_name]))
-
-    selectors = [ContentSelector(entity_type=s["entity_type"], bundle=s.get("bundle"),
-                                 uuids=tuple(s.get("uuids") or ())) for s in export["content"]]
-    docs = site.export_content(selectors) if selectors else []
-    namespace = owns["content_namespace"]
-    outside = [str(d["_meta"]["uuid"]) for d in docs
-               if not str(d["_meta"]["uuid"]).startswith(namespace)]
-    if outside:
-        raise ApgError("APG_EXPORT_NAMESPACE", f"content outside the namespace {namespace}: "
-                       + ", ".join(outside) + "; give it a UUID that starts with "
-                       f"{namespace} on the source site, or narrow export.content")
-    uuids: list[str] = []
-    for doc in docs:
-        meta = doc["_meta"]
-        entity_type = safe_name(str(meta["entity_type"]), "entity type")
-        uuid = safe_name(str(meta["uuid"]), "content uuid")
-        files[f"content/{entity_type}/{uuid}.yml"] = dump_document(doc)
-        uuids.append(uuid)
-
-    facts = _facts(site, first.modules, install, config_names, docs,
-                   list(export.get("record_fields") or []))
-    fragment_text = hand_kept + yamlio.dumps({"facts": facts})
-    errors = schema_errors(yamlio.loads(fragment_text), "fragment")
-    if errors:  # facts are built to fit; hand-kept keys were validated on load
-        raise ApgError("APG_FRAGMENT_INVALID", f"{directory / FRAGMENT}: the rewritten fragment "
-                       f"would not validate: {errors[0].message}")
-    files[FRAGMENT.as_posix()] = fragment_text
-
-    existing = (_existing_files(directory / "config", "*.yml")
-                | _existing_files(directory / "content", "**/*.yml"))
-    removed = sorted(existing - set(files))
-    return _Plan(files=files, removed=removed, config=config_names, content=uuids, notes=notes)
-
-
-def _facts(site: SiteDriver, modules: Mapping[str, ModuleState], install: list[str],
-           config_names: list[str], docs: list[dict[str, Any]],
-           record_fields: list[str]) -> dict[str, Any]:
-    providers = {n.split(".", 1)[0] for n in config_names}
-    module_names = set(install) | {p for p in providers
-                                   if p in modules and modules[p].enabled}
-    counts: dict[str, dict[str, int]] = {}
-    for doc in docs:
-        meta = doc["_meta"]
-        bundles = counts.setdefault(str(meta["entity_type"]), {})
-        bundle = str(meta.get("bundle") or meta["entity_type"])
-        bundles[bundle] = bundles.get(bundle, 0) + 1
-    uuids = tuple(str(doc["_meta"]["uuid"]) for doc in docs)
-    entities = site.read_state(StateQuery(entities=uuids)).entities if uuids else {}
-    content: list[dict[str, Any]] = []
-    for uuid in uuids:
-        record = entities.get(uuid)
-        if record is None:
-            raise ApgError("APG_EXPORT_FAILED", f"content {uuid} vanished from the source site "
-                           "during export; run the export again")
-        entry: dict[str, Any] = {"uuid": uuid, "entity_type": record.entity_type,
-                                 "bundle": record.bundle, "label": record.label,
-                                 "status": bool(record.status)}
-        if record_fields:
-            entry["fields"] = {
-                name: (bool(record.status) if name == "status"
-                       else record_value(record.fields.get(name, [])))
-                for name in record_fields}
-        content.append(entry)
-    return {
-        "modules": sorted(module_names),
-        "config": config_names,
-        "counts": {t: dict(sorted(b.items())) for t, b in sorted(counts.items())},
-        "content": sorted(content, key=lambda r: (r["entity_type"], r["uuid"])),
-    }
-
-
-def _write(directory: Path, plan: _Plan, changed: list[str]) -> None:
+def _write(directory: Path, plan: ExportPlan, changed: list[str]) -> None:
     """Write what changed, remove what is stale, rewrite the fragment last."""
     fragment = FRAGMENT.as_posix()
     for rel in changed:

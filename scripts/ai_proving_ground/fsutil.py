@@ -59,13 +59,19 @@ def atomic_target(path: Path) -> Iterator[Path]:
             tmp_path.unlink()
 
 
+def is_within(path: Path, root: Path) -> bool:
+    """True when ``path`` is ``root`` or lies under it, as written: resolve both first wherever a
+    symlink could lead out (the one containment test; ``contained_path`` builds on it)."""
+    return path == root or root in path.parents
+
+
 def contained_path(root: Path, relative: str, what: str = "path") -> Path:
     """Join ``relative`` under ``root``, refusing anything that would leave ``root``."""
     if not relative or os.path.isabs(relative) or "\x00" in relative:
         raise ApgError("APG_PATH_UNSAFE", f"{what} {relative!r} must be a relative path inside {root}")
     candidate = (root / relative).resolve()
     base = root.resolve()
-    if candidate != base and base not in candidate.parents:
+    if not is_within(candidate, base):
         raise ApgError("APG_PATH_UNSAFE", f"{what} {relative!r} escapes {root}; use a path inside it")
     return candidate
 

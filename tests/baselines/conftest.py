@@ -31,9 +31,9 @@ from ai_proving_ground.baselines.store import Baseline, baseline_dir
 from ai_proving_ground.bed import init_bed
 from ai_proving_ground.fixtures import DEFAULT_FIXTURES, load_set
 from ai_proving_ground.gitutil import git
+from ai_proving_ground.layout import TRACKED_PATHS
 from ai_proving_ground.settings import Settings
 from ai_proving_ground.sites.embedded.driver import EmbeddedSite
-from ai_proving_ground.sites.embedded.layout import TRACKED_PATHS
 from ai_proving_ground.yamlio import dumps
 
 # Every variable that changes what provision or reset do; none may leak in from the caller.

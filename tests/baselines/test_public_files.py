@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 
 from ai_proving_ground.baselines import public_files as pf
+from ai_proving_ground.baselines import public_files_restore as pfr
 from ai_proving_ground.errors import ApgError
 
 PUBLIC = "web/sites/default/files"
@@ -268,7 +269,7 @@ def test_round_trip_restores_contents_and_removes_additions(public: Path, approo
     (public / "empty").rmdir()
     _write(public / "added.txt", "new\n")
     _write(public / "newdir" / "deep" / "x.txt", "new\n")
-    restored = pf.restore(public, approot, snap)
+    restored = pfr.restore(public, approot, snap)
     assert _tree(public) == before
     assert (public / "a.txt").read_text() == "alpha\n"
     assert (public / "sub" / "b.bin").read_bytes() == bytes(range(256))
@@ -280,7 +281,7 @@ def test_restore_leaves_regenerables_untouched(public: Path, approot: Path,
     pf.capture(public, approot, snap)
     (public / "css" / "x.css").write_text("changed after capture\n")
     _write(public / "js" / "new.js", "js\n")
-    pf.restore(public, approot, snap)
+    pfr.restore(public, approot, snap)
     assert (public / "css" / "x.css").read_text() == "changed after capture\n"
     assert (public / "js" / "new.js").read_text() == "js\n"
     assert (public / "styles" / "thumb" / "a.jpg").read_text() == "jpeg\n"
@@ -290,7 +291,7 @@ def test_restore_recreates_a_link_as_a_link(public: Path, approot: Path, snap: p
     pf.capture(public, approot, snap)
     (public / "link").unlink()
     (public / "link").write_text("a regular file now\n")
-    pf.restore(public, approot, snap)
+    pfr.restore(public, approot, snap)
     assert (public / "link").is_symlink()
     assert os.readlink(public / "link") == "sub/b.bin"
 
@@ -301,7 +302,7 @@ def test_restore_unlinks_a_planted_file_link_without_touching_its_target(
     target = tmp_path / "outside.txt"
     target.write_text("outside content\n")
     os.symlink(target, public / "evil")
-    pf.restore(public, approot, snap)
+    pfr.restore(public, approot, snap)
     assert not os.path.lexists(public / "evil")
     assert target.read_text() == "outside content\n"
 
@@ -314,7 +315,7 @@ def test_restore_unlinks_a_planted_dir_link_without_emptying_its_target(
     _write(outside / "nested" / "keep2.txt", "keep2\n")
     os.symlink(outside, public / "dirlink")
     os.symlink(outside, public / "sub" / "nested-dirlink")
-    pf.restore(public, approot, snap)
+    pfr.restore(public, approot, snap)
     assert not os.path.lexists(public / "dirlink")
     assert not os.path.lexists(public / "sub" / "nested-dirlink")
     assert (outside / "keep.txt").read_text() == "keep\n"
@@ -331,7 +332,7 @@ def test_restore_refuses_a_public_dir_replaced_by_a_symlink(public: Path, approo
     os.symlink(elsewhere, public)
     moved_before = _tree(moved)
     with pytest.raises(ApgError) as exc:
-        pf.restore(public, approot, snap)
+        pfr.restore(public, approot, snap)
     assert _code(exc) == "APG_RESET_FILES_UNSAFE"
     assert _tree(elsewhere) == {"precious.txt": hashlib.sha256(b"precious\n").hexdigest()}
     assert _tree(moved) == moved_before
@@ -346,7 +347,7 @@ def test_restore_refuses_a_symlinked_ancestor(public: Path, approot: Path, tmp_p
     os.symlink(real, default)
     before = _tree(real)
     with pytest.raises(ApgError) as exc:
-        pf.restore(public, approot, snap)
+        pfr.restore(public, approot, snap)
     assert _code(exc) == "APG_RESET_FILES_UNSAFE"
     assert _tree(real) == before
 
@@ -357,7 +358,7 @@ def test_restore_refuses_a_destination_other_than_the_recorded_one(public: Path,
     other = approot / "other"
     _write(other / "keep.txt", "keep\n")
     with pytest.raises(ApgError) as exc:
-        pf.restore(other, approot, snap)
+        pfr.restore(other, approot, snap)
     assert _code(exc) == "APG_RESET_FILES_UNSAFE"
     assert (other / "keep.txt").read_text() == "keep\n"
 
@@ -369,7 +370,7 @@ def test_restore_refuses_an_edited_recorded_dir(recorded: str, public: Path, app
     _write(public / "added.txt", "stays\n")
     _rewrite_sidecar(snap, public_dir=recorded)
     with pytest.raises(ApgError) as exc:
-        pf.restore(public, approot, snap)
+        pfr.restore(public, approot, snap)
     assert _code(exc) == "APG_RESET_FILES_UNSAFE"
     assert (public / "added.txt").read_text() == "stays\n"
 
@@ -382,7 +383,7 @@ def test_restore_refuses_a_changed_archive_before_deleting(public: Path, approot
     snap.archive.write_bytes(snap.archive.read_bytes()[:-10])
     before = _tree(public)
     with pytest.raises(ApgError) as exc:
-        pf.restore(public, approot, snap)
+        pfr.restore(public, approot, snap)
     assert _code(exc) == "APG_RESET_FILES_CHANGED"
     assert _tree(public) == before
 
@@ -392,7 +393,7 @@ def test_restore_refuses_an_edited_sidecar(public: Path, approot: Path, snap: pf
     _write(public / "added.txt", "stays\n")
     _rewrite_sidecar(snap, entries=1)
     with pytest.raises(ApgError) as exc:
-        pf.restore(public, approot, snap)
+        pfr.restore(public, approot, snap)
     assert _code(exc) == "APG_RESET_FILES_CHANGED"
     assert (public / "added.txt").exists()
 
@@ -411,7 +412,7 @@ def test_restore_refuses_unsafe_members_before_deleting(
     _forge(snap, members, listing)
     before = _tree(public)
     with pytest.raises(ApgError) as exc:
-        pf.restore(public, approot, snap)
+        pfr.restore(public, approot, snap)
     assert _code(exc) == "APG_RESET_FILES_UNSAFE"
     assert _tree(public) == before
     assert not (approot / "web" / "sites" / "default" / "escape.txt").exists()
@@ -421,7 +422,7 @@ def test_restore_refuses_an_archive_disagreeing_with_its_listing(public: Path, a
                                                                 snap: pf.FilesSnapshot) -> None:
     _forge(snap, [_file_member("a.txt", b"x")], ["b.txt"])
     with pytest.raises(ApgError) as exc:
-        pf.restore(public, approot, snap)
+        pfr.restore(public, approot, snap)
     assert _code(exc) == "APG_RESET_FILES_CHANGED"
     assert (public / "a.txt").read_text() == "alpha\n"
 
@@ -430,8 +431,8 @@ def test_restore_twice_gives_the_same_tree(public: Path, approot: Path, snap: pf
     pf.capture(public, approot, snap)
     expected = _tree(public)
     _write(public / "added.txt", "x")
-    pf.restore(public, approot, snap)
-    pf.restore(public, approot, snap)
+    pfr.restore(public, approot, snap)
+    pfr.restore(public, approot, snap)
     assert _tree(public) == expected
 
 
@@ -450,12 +451,12 @@ def test_restore_repairs_an_interrupted_restore(public: Path, approot: Path, sna
 
     monkeypatch.setattr(os, "rename", crash_after_one)
     with pytest.raises(OSError, match="simulated crash"):
-        pf.restore(public, approot, snap)
+        pfr.restore(public, approot, snap)
     assert _tree(public) != expected
     monkeypatch.setattr(os, "rename", real_rename)
     # A hard kill also leaves the staging directory behind: the next run must clear it too.
     _write(public / ".apg-restore-leftover" / "half.txt", "half\n")
-    pf.restore(public, approot, snap)
+    pfr.restore(public, approot, snap)
     assert _tree(public) == expected
 
 
@@ -464,7 +465,7 @@ def test_restore_creates_a_missing_public_dir(public: Path, approot: Path, tmp_p
     pf.capture(public, approot, snap)
     expected = {k: v for k, v in _tree(public).items() if k.split("/")[0] not in pf.REGENERABLE}
     public.rename(tmp_path / "gone")
-    pf.restore(public, approot, snap)
+    pfr.restore(public, approot, snap)
     assert _tree(public) == expected
 
 
@@ -475,16 +476,16 @@ def test_restore_without_extraction_filters(public: Path, approot: Path, snap: p
     (public / "a.txt").write_text("modified\n")
     (public / "link").unlink()
     monkeypatch.delattr(tarfile, "data_filter")
-    pf.restore(public, approot, snap)
+    pfr.restore(public, approot, snap)
     assert _tree(public) == expected
 
 
 def test_check_destination_refuses_without_changing_anything(public: Path, approot: Path,
                                                              snap: pf.FilesSnapshot) -> None:
     pf.capture(public, approot, snap)
-    assert pf.check_destination(public, approot, snap) == public.resolve()
+    assert pfr.check_destination(public, approot, snap) == public.resolve()
     with pytest.raises(ApgError) as exc:
-        pf.check_destination(approot / "other", approot, snap)
+        pfr.check_destination(approot / "other", approot, snap)
     assert _code(exc) == "APG_RESET_FILES_UNSAFE"
 
 

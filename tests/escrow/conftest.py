@@ -22,7 +22,7 @@ from escrow_kit import ADAPTER, ENV_PREFIXES, HOST_VERIFY, VERIFIER, Escrowed, m
 
 from ai_proving_ground.baselines.provision import provision
 from ai_proving_ground.bed import init_bed
-from ai_proving_ground.escrow import setup as escrow_module
+from ai_proving_ground.escrow import judging as escrow_judging
 from ai_proving_ground.fixtures import DEFAULT_FIXTURES
 from ai_proving_ground.gitutil import git
 from ai_proving_ground.paths import PACKAGE_DIR, PROJECT_ROOT
@@ -88,8 +88,8 @@ def frozen_project(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture
 def snapshot_grader(frozen_project: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    monkeypatch.setattr(escrow_module, "PACKAGE_DIR", frozen_project / "scripts" / "ai_proving_ground")
-    monkeypatch.setattr(escrow_module, "PROJECT_ROOT", frozen_project)
+    monkeypatch.setattr(escrow_judging, "PACKAGE_DIR", frozen_project / "scripts" / "ai_proving_ground")
+    monkeypatch.setattr(escrow_judging, "PROJECT_ROOT", frozen_project)
     return frozen_project
 
 

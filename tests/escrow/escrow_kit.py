@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from ai_proving_ground.baselines.store import Baseline
-from ai_proving_ground.escrow import setup as escrow_module
+from ai_proving_ground.escrow import capture as escrow_module
 from ai_proving_ground.fixtures import DEFAULT_FIXTURES, load_set
 from ai_proving_ground.paths import PROJECT_ROOT
 from ai_proving_ground.settings import Settings

@@ -257,7 +257,7 @@ def _snapshot(bed: Path) -> dict[str, str]:
 def test_a_sidecar_that_appears_after_escrow_is_reported_and_removed(
         bed: Path, tmp_path: Path, empty_dir: Path, snapshot_grader: Path,
         monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
-    from ai_proving_ground.escrow.setup import escrow
+    from ai_proving_ground.escrow.capture import escrow
 
     monkeypatch.setenv("AI_PG_ESCROW_DIR", str(tmp_path / "escrow"))
     key = make_escrow(bed, tmp_path / "probe", empty_dir).key  # only to learn the key

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from ai_proving_ground.escrow.bench import files_read, verify_benchmark
+from ai_proving_ground.bench.escrow import files_read, verify_benchmark
 
 
 def test_verify_benchmark_reports_both_timings(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -14,7 +14,8 @@ import pytest
 from escrow_kit import ApgRunner as MainRunner
 from escrow_kit import Escrowed, clean_environ, make_escrow
 
-from ai_proving_ground.escrow.setup import load_verifier, render_json
+from ai_proving_ground.escrow.capture import render_json
+from ai_proving_ground.escrow.verifier import load_verifier
 from ai_proving_ground.gitutil import git
 
 
@@ -68,7 +69,7 @@ def test_escrow_writes_the_set_and_prints_its_directory(
     assert files[".ddev/agents/manual"] == {"kind": "file", "exec": True,
                                             "sha256": _sha(bed / ".ddev" / "agents" / "manual")}
     assert files["recipes/apg_base/recipe.yml"]["exec"] is False
-    assert "grader:ai_proving_ground/escrow/setup.py" in files
+    assert "grader:ai_proving_ground/escrow/capture.py" in files
     assert not any("__pycache__" in path for path in files)
 
 
@@ -233,7 +234,7 @@ def test_unrelated_mounts_do_not_refuse(bed: Path, tmp_path: Path, home: Path, a
 
 
 # Without renameat2 the swap is two renames; this stands in for such a system.
-NO_EXCHANGE = ("import sys, ai_proving_ground.escrow.setup as e; e._exchange = lambda a, b: False; "
+NO_EXCHANGE = ("import sys, ai_proving_ground.escrow.files as e; e._exchange = lambda a, b: False; "
                "from ai_proving_ground.cli.main import main; raise SystemExit(main(sys.argv[1:]))")
 
 

@@ -7,12 +7,11 @@ so a baseline without its tag is never used and the next provision captures it a
 
 from __future__ import annotations
 
-import json
 import shlex
 import time
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from ai_proving_ground.baselines import grader_tree, public_files, versions
 from ai_proving_ground.baselines.locking import bed_lock
@@ -48,9 +47,20 @@ def base_recipe_for(approot: Path) -> Path:
     return in_bed if (in_bed / "recipe.yml").is_file() else base_recipe_dir()
 
 
+@dataclass(frozen=True)
+class ProvisionOutcome:
+    """What provision did: the set's baseline pair, and whether it existed already (``noop``)."""
+
+    set_key: str
+    fixtures: list[str]  # name@version pins
+    dump: str
+    tag: str
+    noop: bool
+
+
 def provision(approot: Path, names: Sequence[str], driver: SiteDriver,
-              settings: Settings = DEFAULT_SETTINGS) -> dict[str, Any]:
-    """Apply and capture, or report the existing baseline; returns a JSON-ready summary."""
+              settings: Settings = DEFAULT_SETTINGS) -> ProvisionOutcome:
+    """Apply and capture, or report the existing baseline."""
     fixture_set = load_set(names, approot, settings=settings)
     baseline = Baseline.of(approot, fixture_set.key, settings)
     require_repository(approot)
@@ -60,7 +70,7 @@ def provision(approot: Path, names: Sequence[str], driver: SiteDriver,
             _check_stale(approot, baseline, fixture_set, driver, settings)
             say("APG_PROVISION_NOOP", f"baseline {fixture_set.key} exists "
                 f"({baseline.dump.name} + tag {baseline.tag}); nothing to do")
-            return _summary(baseline, fixture_set, noop=True)
+            return _outcome(baseline, fixture_set, noop=True)
         dirty = dirty_paths(approot)
         if dirty:
             raise ApgError("APG_PROVISION_DIRTY", "uncommitted changes under the tracked paths "
@@ -74,7 +84,7 @@ def provision(approot: Path, names: Sequence[str], driver: SiteDriver,
         capture(approot, baseline, fixture_set, driver)
         say("APG_PROVISION_OK", f"baseline {fixture_set.key} captured: {baseline.dump} + tag "
             f"{baseline.tag}")
-        return _summary(baseline, fixture_set, noop=False)
+        return _outcome(baseline, fixture_set, noop=False)
 
 
 def capture(approot: Path, baseline: Baseline, fixture_set: FixtureSet,
@@ -141,10 +151,6 @@ def _check_stale(approot: Path, baseline: Baseline, fixture_set: FixtureSet,
                    + recapture_commands(approot, baseline, fixture_set))
 
 
-def _summary(baseline: Baseline, fixture_set: FixtureSet, noop: bool) -> dict[str, Any]:
-    return {"set_key": fixture_set.key, "fixtures": [f.pin for f in fixture_set.fixtures],
-            "dump": str(baseline.dump), "tag": baseline.tag, "noop": noop}
-
-
-def summary_json(summary: dict[str, Any]) -> str:
-    return json.dumps(summary, indent=2)
+def _outcome(baseline: Baseline, fixture_set: FixtureSet, noop: bool) -> ProvisionOutcome:
+    return ProvisionOutcome(set_key=fixture_set.key, fixtures=[f.pin for f in fixture_set.fixtures],
+                            dump=str(baseline.dump), tag=baseline.tag, noop=noop)

@@ -4,6 +4,9 @@ A snapshot is three files beside the database dump: ``files.<set>.tar.gz`` (the 
 ``files.<set>.list`` (one path per line) and ``files.<set>.tar.gz.json`` (a sidecar recording the
 app-relative public directory and both checksums). Restore refuses a changed snapshot or an unsafe
 destination before it deletes anything, and never follows a symlink while deleting.
+
+``public_files_restore`` stages and restores a snapshot; this module captures, verifies and
+compares it.
 """
 
 from __future__ import annotations
@@ -13,37 +16,44 @@ import hashlib
 import json
 import os
 import posixpath
-import shutil
 import stat
 import tarfile
-import tempfile
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import IO, Any, NoReturn
 
 from ai_proving_ground.errors import ApgError
-from ai_proving_ground.faults import crashpoint
-from ai_proving_ground.fsutil import atomic_target, atomic_write_bytes, atomic_write_json, safe_name
+from ai_proving_ground.fsutil import (
+    atomic_target,
+    atomic_write_bytes,
+    atomic_write_json,
+    is_within,
+    safe_name,
+)
 
 REGENERABLE = ("css", "js", "php", "styles")
+
+
 SIDECAR_FORMAT = 1
 
+
 CAPTURE_UNSAFE = "APG_FILES_UNSAFE"
+
+
 RESET_UNSAFE = "APG_RESET_FILES_UNSAFE"
+
+
 CHANGED = "APG_RESET_FILES_CHANGED"
+
+
 UNRECORDED = "APG_RESET_FILES_UNRECORDED"
 
-_RECAPTURE = "recapture the baseline"
-_STAGING_PREFIX = ".apg-restore-"
-_CHUNK = 1 << 20
+
+RECAPTURE = "recapture the baseline"
 
 
-class _NoFilterError(Exception):
-    """Stands in for tarfile.FilterError on Pythons without extraction filters; never raised."""
-
-
-_FILTER_ERROR: type[Exception] = getattr(tarfile, "FilterError", _NoFilterError)
+CHUNK = 1 << 20
 
 
 @dataclass(frozen=True)
@@ -63,9 +73,6 @@ def snapshot_paths(baseline_dir: Path, set_key: str) -> FilesSnapshot:
         sidecar=baseline_dir / f"{stem}.tar.gz.json",
         listing=baseline_dir / f"{stem}.list",
     )
-
-
-# --- listing ------------------------------------------------------------------------------------
 
 
 def list_public_paths(public_dir: Path) -> list[str]:
@@ -97,9 +104,6 @@ def _walk(root: str, prefix: str, found: list[str]) -> bool:
     return listed
 
 
-# --- capture ------------------------------------------------------------------------------------
-
-
 def capture(public_dir: Path, approot: Path, snapshot: FilesSnapshot) -> dict[str, Any]:
     """Write the archive, then the listing, then the sidecar (last, so a torn capture never verifies)."""
     root = approot.resolve()
@@ -108,8 +112,8 @@ def capture(public_dir: Path, approot: Path, snapshot: FilesSnapshot) -> dict[st
         raise ApgError(CAPTURE_UNSAFE, f"public files directory {public_dir} resolves to {target}, "
                                        f"which is not inside the app root {root}")
     relative = target.relative_to(root).as_posix()
-    dest = _checked_destination(public_dir, approot, relative, CAPTURE_UNSAFE)
-    _refuse_snapshot_inside(snapshot, dest, CAPTURE_UNSAFE)
+    dest = checked_destination(public_dir, approot, relative, CAPTURE_UNSAFE)
+    refuse_snapshot_inside(snapshot, dest, CAPTURE_UNSAFE)
     paths = list_public_paths(dest)
     _check_capturable(dest, paths)
     archive_sha = _write_archive(dest, paths, snapshot.archive)
@@ -134,7 +138,7 @@ def _check_capturable(dest: Path, paths: list[str]) -> None:
             raise ApgError(CAPTURE_UNSAFE, f"public file {path!r} has a newline in its name, which the "
                                            "path listing cannot hold; rename it and capture again")
         full = dest / path
-        if full.is_symlink() and not _link_stays_inside(path, os.readlink(full)):
+        if full.is_symlink() and not link_stays_inside(path, os.readlink(full)):
             raise ApgError(CAPTURE_UNSAFE, f"symlink {path} points to {os.readlink(full)!r}, outside the "
                                            "public files directory; restore would refuse it")
 
@@ -189,17 +193,14 @@ def _listing_bytes(paths: Iterable[str]) -> bytes:
     return "".join(f"{path}\n" for path in paths).encode("utf-8", "surrogateescape")
 
 
-# --- verify -------------------------------------------------------------------------------------
-
-
 def verify(snapshot: FilesSnapshot) -> dict[str, Any]:
     """Check the snapshot against its sidecar; return the sidecar."""
-    sidecar, _listing, handle = _open_verified(snapshot)
+    sidecar, _listing, handle = open_verified(snapshot)
     handle.close()
     return sidecar
 
 
-def _open_verified(snapshot: FilesSnapshot) -> tuple[dict[str, Any], list[str], IO[bytes]]:
+def open_verified(snapshot: FilesSnapshot) -> tuple[dict[str, Any], list[str], IO[bytes]]:
     """Verify and return the archive still open, so what is extracted is what was hashed."""
     _require_recorded(snapshot)
     sidecar = _load_sidecar(snapshot)
@@ -219,7 +220,7 @@ def _open_verified(snapshot: FilesSnapshot) -> tuple[dict[str, Any], list[str], 
 def _require_recorded(snapshot: FilesSnapshot) -> None:
     if not os.path.lexists(snapshot.sidecar) and not os.path.lexists(snapshot.archive):
         raise ApgError(UNRECORDED, f"no public files snapshot {snapshot.archive.name} in "
-                                   f"{snapshot.archive.parent}; {_RECAPTURE} to enable file restore")
+                                   f"{snapshot.archive.parent}; {RECAPTURE} to enable file restore")
     for path in (snapshot.sidecar, snapshot.archive, snapshot.listing):
         if not path.is_file():
             _changed(path, "it is missing")
@@ -254,73 +255,7 @@ def _checked_listing(snapshot: FilesSnapshot, sidecar: dict[str, Any]) -> list[s
 
 
 def _changed(path: Path, detail: str) -> NoReturn:
-    raise ApgError(CHANGED, f"{path.name} changed since capture: {detail}; {_RECAPTURE}")
-
-
-# --- restore ------------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class StagedFiles:
-    """The snapshot extracted beside the live public files, every check passed, nothing deleted.
-
-    Staging first lets a reset refuse an unsafe or changed snapshot before it changes anything,
-    without reading the archive twice.
-    """
-
-    dest: Path
-    staging: Path
-    listing: list[str]
-
-    def commit(self) -> list[str]:
-        """Replace the live files with the staged ones (REGENERABLE entries untouched)."""
-        try:
-            _clear(self.dest, keep={*REGENERABLE, self.staging.name})
-            crashpoint("reset.files.cleared")  # live files gone, the snapshot still in staging
-            _promote(self.staging, self.dest)
-        finally:
-            self.discard()
-        return self.listing
-
-    def discard(self) -> None:
-        if self.staging.is_dir() and not self.staging.is_symlink():
-            shutil.rmtree(self.staging)
-
-
-def stage(public_dir: Path, approot: Path, snapshot: FilesSnapshot) -> StagedFiles:
-    """Verify the snapshot and the destination, then extract beside the live files."""
-    sidecar, listing, handle = _open_verified(snapshot)
-    with handle, tarfile.open(fileobj=handle, mode="r:gz") as tar:
-        dest, members = _preflight(public_dir, approot, snapshot, tar, sidecar["public_dir"], listing)
-        dest.mkdir(parents=True, exist_ok=True)
-        staging = _stage(tar, members, dest)
-    crashpoint("reset.files.staged")
-    return StagedFiles(dest, staging, listing)
-
-
-def restore(public_dir: Path, approot: Path, snapshot: FilesSnapshot) -> list[str]:
-    """Make ``public_dir`` hold exactly the snapshot (REGENERABLE entries untouched); return its paths."""
-    return stage(public_dir, approot, snapshot).commit()
-
-
-def check_destination(public_dir: Path, approot: Path, snapshot: FilesSnapshot) -> Path:
-    """Run every check restore runs before deleting, changing nothing; return the destination.
-
-    Lets a reset refuse an unsafe or changed snapshot before it touches the database or the tree.
-    """
-    sidecar, listing, handle = _open_verified(snapshot)
-    with handle, tarfile.open(fileobj=handle, mode="r:gz") as tar:
-        dest, _members = _preflight(public_dir, approot, snapshot, tar, sidecar["public_dir"], listing)
-    return dest
-
-
-def _preflight(public_dir: Path, approot: Path, snapshot: FilesSnapshot, tar: tarfile.TarFile,
-               recorded: str, listing: list[str]) -> tuple[Path, list[tarfile.TarInfo]]:
-    dest = _checked_destination(public_dir, approot, recorded, RESET_UNSAFE)
-    _refuse_snapshot_inside(snapshot, dest, RESET_UNSAFE)
-    members = tar.getmembers()
-    _check_members(members, listing)
-    return dest, members
+    raise ApgError(CHANGED, f"{path.name} changed since capture: {detail}; {RECAPTURE}")
 
 
 def recorded_public_dir(approot: Path, snapshot: FilesSnapshot) -> Path:
@@ -338,7 +273,7 @@ def _plain_relative(recorded: str, approot: Path, token: str) -> PurePosixPath:
     return relative
 
 
-def _checked_destination(public_dir: Path, approot: Path, recorded: str, token: str) -> Path:
+def checked_destination(public_dir: Path, approot: Path, recorded: str, token: str) -> Path:
     """The recorded public directory under the resolved app root, if it is safe to write to."""
     relative = _plain_relative(recorded, approot, token)
     root = approot.resolve()
@@ -358,137 +293,12 @@ def _checked_destination(public_dir: Path, approot: Path, recorded: str, token: 
     return dest
 
 
-def _refuse_snapshot_inside(snapshot: FilesSnapshot, dest: Path, token: str) -> None:
+def refuse_snapshot_inside(snapshot: FilesSnapshot, dest: Path, token: str) -> None:
     for path in (snapshot.archive, snapshot.sidecar, snapshot.listing):
         resolved = path.parent.resolve() / path.name
-        if dest == resolved or dest in resolved.parents:
+        if is_within(resolved, dest):
             raise ApgError(token, f"baseline file {path} lies inside the public files directory {dest}; "
                                   "keep baselines outside it")
-
-
-def _check_members(members: list[tarfile.TarInfo], listing: list[str]) -> None:
-    """Refuse any member that could land outside the destination, before anything is deleted."""
-    names = [member.name for member in members]
-    if len(set(names)) != len(names):
-        raise ApgError(RESET_UNSAFE, "the archive holds a path twice; a later copy could overwrite "
-                                     "through an earlier one")
-    not_dirs = {member.name for member in members if not member.isdir()}
-    for member in members:
-        _check_member(member, not_dirs)
-    archived = sorted(member.name + "/" if member.isdir() else member.name for member in members)
-    if archived != sorted(listing):
-        raise ApgError(CHANGED, "the archive and the path listing disagree although both match the "
-                                f"sidecar; {_RECAPTURE}")
-
-
-def _check_member(member: tarfile.TarInfo, not_dirs: set[str]) -> None:
-    name = member.name
-    parts = name.split("/")
-    if (not name or name.startswith("/") or "\x00" in name
-            or any(part in {"", ".", ".."} for part in parts)):
-        raise ApgError(RESET_UNSAFE, f"archive member {name!r} is not a plain relative path")
-    if parts[0] in REGENERABLE:
-        raise ApgError(RESET_UNSAFE, f"archive member {name} lies in regenerable {parts[0]}/, "
-                                     "which restore never touches")
-    if not (member.isreg() or member.isdir() or member.issym()):
-        raise ApgError(RESET_UNSAFE, f"archive member {name} is not a file, directory or symlink")
-    for depth in range(1, len(parts)):
-        if "/".join(parts[:depth]) in not_dirs:
-            raise ApgError(RESET_UNSAFE, f"archive member {name} lies under a symlink or file")
-    if member.issym() and not _link_stays_inside(name, member.linkname):
-        raise ApgError(RESET_UNSAFE, f"archive symlink {name} points to {member.linkname!r}, outside "
-                                     "the public files directory")
-
-
-def _link_stays_inside(path: str, target: str) -> bool:
-    if not target or target.startswith("/") or "\x00" in target:
-        return False
-    joined = posixpath.normpath(posixpath.join(posixpath.dirname(path), target))
-    return joined != ".." and not joined.startswith("../")
-
-
-def _stage(tar: tarfile.TarFile, members: list[tarfile.TarInfo], dest: Path) -> Path:
-    top = {member.name.split("/")[0] for member in members}
-    staging = Path(tempfile.mkdtemp(prefix=_STAGING_PREFIX, dir=dest))
-    try:
-        if staging.name in top:
-            raise ApgError(RESET_UNSAFE, f"archive member {staging.name} collides with the staging "
-                                         "directory; run the reset again")
-        _extract(tar, members, staging)
-        _check_staged_links(members, staging)
-    except _FILTER_ERROR as exc:
-        shutil.rmtree(staging)
-        raise ApgError(RESET_UNSAFE, f"archive member refused during extraction: {exc}") from exc
-    except BaseException:
-        shutil.rmtree(staging)
-        raise
-    return staging
-
-
-def _extract(tar: tarfile.TarFile, members: list[tarfile.TarInfo], staging: Path) -> None:
-    if hasattr(tarfile, "data_filter"):
-        tar.extractall(staging, members=members, filter="data")
-    else:
-        _extract_manually(tar, members, staging)
-
-
-def _extract_manually(tar: tarfile.TarFile, members: list[tarfile.TarInfo], staging: Path) -> None:
-    """Fallback for Pythons without extraction filters; members are already checked."""
-    for member in members:
-        target = staging.joinpath(*member.name.split("/"))
-        if member.isdir():
-            target.mkdir(parents=True, exist_ok=True)
-            continue
-        target.parent.mkdir(parents=True, exist_ok=True)
-        if member.issym():
-            os.symlink(member.linkname, target)
-            continue
-        _extract_file(tar, member, target)
-
-
-def _extract_file(tar: tarfile.TarFile, member: tarfile.TarInfo, target: Path) -> None:
-    source = tar.extractfile(member)
-    if source is None:
-        raise ApgError(RESET_UNSAFE, f"archive member {member.name} has no data")
-    # Same permission policy as the 'data' filter: no high bits, no group/other write.
-    mode = (member.mode & 0o755) | 0o600
-    fd = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, mode)
-    with source, os.fdopen(fd, "wb") as out:
-        shutil.copyfileobj(source, out, _CHUNK)
-        os.fchmod(out.fileno(), mode)
-
-
-def _check_staged_links(members: list[tarfile.TarInfo], staging: Path) -> None:
-    """Resolve every extracted link for real: chains of links can escape where each one alone does not."""
-    root = os.path.realpath(staging)
-    for member in members:
-        if member.issym():
-            resolved = os.path.realpath(staging.joinpath(*member.name.split("/")))
-            if os.path.commonpath([resolved, root]) != root:
-                raise ApgError(RESET_UNSAFE, f"archive symlink {member.name} resolves outside the "
-                                             "public files directory")
-
-
-def _clear(dest: Path, keep: set[str]) -> None:
-    """Delete every top-level entry except ``keep``; links are unlinked, never followed."""
-    with os.scandir(dest) as scan:
-        entries = [entry for entry in scan if entry.name not in keep]
-    for entry in entries:
-        # is_dir(follow_symlinks=False) is False for a link to a directory, so it is unlinked;
-        # rmtree itself refuses a symlink root and unlinks the links it meets inside.
-        if entry.is_dir(follow_symlinks=False):
-            shutil.rmtree(entry.path)
-        else:
-            os.unlink(entry.path)
-
-
-def _promote(staging: Path, dest: Path) -> None:
-    for name in sorted(os.listdir(staging)):
-        os.rename(staging / name, dest / name)
-        crashpoint("reset.files.promoting")  # fires after the first entry is moved into place
-
-
-# --- compare ------------------------------------------------------------------------------------
 
 
 def compare(public_dir: Path, snapshot: FilesSnapshot) -> dict[str, list[str]]:
@@ -499,9 +309,6 @@ def compare(public_dir: Path, snapshot: FilesSnapshot) -> dict[str, list[str]]:
     return {"missing": sorted(recorded - live), "added": sorted(live - recorded)}
 
 
-# --- helpers ------------------------------------------------------------------------------------
-
-
 def _sha256_path(path: Path) -> str:
     with path.open("rb") as handle:
         return _sha256_handle(handle)
@@ -509,6 +316,13 @@ def _sha256_path(path: Path) -> str:
 
 def _sha256_handle(handle: IO[bytes]) -> str:
     digest = hashlib.sha256()
-    while chunk := handle.read(_CHUNK):
+    while chunk := handle.read(CHUNK):
         digest.update(chunk)
     return digest.hexdigest()
+
+
+def link_stays_inside(path: str, target: str) -> bool:
+    if not target or target.startswith("/") or "\x00" in target:
+        return False
+    joined = posixpath.normpath(posixpath.join(posixpath.dirname(path), target))
+    return joined != ".." and not joined.startswith("../")

@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ai_proving_ground.baselines import grader_tree, public_files, versions
+from ai_proving_ground.baselines import grader_tree, public_files, public_files_restore, versions
 from ai_proving_ground.baselines.locking import bed_lock
 from ai_proving_ground.baselines.store import Baseline
 from ai_proving_ground.baselines.tree import (
@@ -124,11 +124,11 @@ def _untracked_skips(approot: Path, baseline: Baseline, entries: list[TreeEntry]
 
 
 def _stage_files(driver: SiteDriver, approot: Path, snapshot: public_files.FilesSnapshot,
-                 baseline: Baseline) -> public_files.StagedFiles:
+                 baseline: Baseline) -> public_files_restore.StagedFiles:
     """Check and extract the files snapshot before anything is restored; a refusal leaves the bed
     as it was (the marker written just before is taken back)."""
     try:
-        return public_files.stage(driver.public_files_dir(), approot, snapshot)
+        return public_files_restore.stage(driver.public_files_dir(), approot, snapshot)
     except BaseException:
         baseline.reset_marker.unlink(missing_ok=True)
         raise

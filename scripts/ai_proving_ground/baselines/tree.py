@@ -11,7 +11,7 @@ from pathlib import Path, PurePosixPath
 from ai_proving_ground.errors import ApgError
 from ai_proving_ground.faults import crashpoint
 from ai_proving_ground.gitutil import git, git_text
-from ai_proving_ground.sites.embedded.layout import TRACKED_PATHS
+from ai_proving_ground.layout import TRACKED_PATHS
 
 TreeEntry = tuple[str, str, str]  # mode, blob sha, path
 

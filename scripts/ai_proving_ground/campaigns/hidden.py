@@ -37,10 +37,10 @@ from typing import Any
 
 from ai_proving_ground import proc
 from ai_proving_ground.errors import ApgError
-from ai_proving_ground.fsutil import contained_path
+from ai_proving_ground.fsutil import contained_path, is_within
 from ai_proving_ground.gitutil import SAFE_CONFIG
+from ai_proving_ground.layout import TRACKED_PATHS, BedLayout
 from ai_proving_ground.report import say
-from ai_proving_ground.sites.embedded.layout import TRACKED_PATHS, BedLayout
 from ai_proving_ground.tasks.dataset import Dataset, Task
 
 DEFAULT_TIMEOUT_S = 60.0
@@ -329,7 +329,7 @@ def _in_bed(program: str, bed: Path) -> bool:
     path = Path(program) if os.path.isabs(program) else bed / program
     base = bed.resolve()
     resolved = path.resolve()
-    return resolved == base or base in resolved.parents
+    return is_within(resolved, base)
 
 
 def _tail(text: str) -> str:

@@ -86,9 +86,9 @@ from ai_proving_ground.campaigns.spec import Attempt, Campaign, CampaignSpec, lo
 from ai_proving_ground.errors import ApgError
 from ai_proving_ground.fixtures import load_set
 from ai_proving_ground.fsutil import atomic_write_bytes, atomic_write_json, atomic_write_text
+from ai_proving_ground.layout import BedLayout, is_ddev_project
 from ai_proving_ground.report import say
 from ai_proving_ground.settings import DEFAULT_SETTINGS, Settings
-from ai_proving_ground.sites.embedded.layout import BedLayout
 from ai_proving_ground.tasks.adapters import find_adapter
 from ai_proving_ground.tasks.run import check_extra_env, now_iso, site_command
 from ai_proving_ground.yamlio import load_yaml
@@ -309,7 +309,7 @@ def _check_template(campaign: Campaign, template: Path, settings: Settings) -> t
     if not BedLayout(template).database.is_file():
         raise _CannotRun(f"{template} is not an embedded bed (no {BedLayout(template).database}); "
                          f"create one: apg bed init {template} {' '.join(campaign.fixtures)}")
-    if (template / ".ddev" / "config.yaml").is_file():
+    if is_ddev_project(template):
         raise _CannotRun(f"{template} is a DDEV project; campaigns clone their bed, which only "
                          "the embedded site allows")
     try:
@@ -809,8 +809,9 @@ def _summary(directory: Path, attempts: list[Attempt]) -> None:
 def child_main(argv: Sequence[str] | None = None) -> int:
     """``apg run --json`` with ``RunOptions.extra_env``: the values of the ``--arm-env`` names
     come from this process's environment (so they never appear on a command line)."""
+    # Lazy for start-up time: only the attempt's child process needs these.
     from ai_proving_ground.cli.common import ArgumentParser, run
-    from ai_proving_ground.tasks.run import RunOptions, dumps_record, run_task
+    from ai_proving_ground.tasks.run import RunOptions, dumps_record, run_task  # start-up: as above
 
     parser = ArgumentParser(prog="ai_proving_ground.campaigns.runner",
                             description="one campaign attempt's apg run (internal)")

@@ -39,6 +39,7 @@ def build_parser() -> ArgumentParser:
                                 parser_class=ArgumentParser)
     run_parser = sub.add_parser("run", help="run a campaign spec",
                                 description="run every attempt of a campaign spec")
+    # Lazy for start-up time: only `apg campaign run` needs the runner.
     from ai_proving_ground.campaigns.runner import add_arguments
 
     add_arguments(run_parser)
@@ -54,6 +55,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(args_list)
 
     def act() -> int:
+        # Lazy for start-up time, as above.
         from ai_proving_ground.campaigns.runner import RunnerOptions, run_campaign
 
         if args.jobs is not None and args.jobs < 1:

@@ -16,7 +16,7 @@ from collections.abc import Sequence
 
 from ai_proving_ground.cli._fixture_command import bed_and_set, fixture_parser
 from ai_proving_ground.cli.common import run
-from ai_proving_ground.escrow.setup import escrow
+from ai_proving_ground.escrow.capture import escrow
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -9,6 +9,8 @@ import importlib
 import sys
 from collections.abc import Sequence
 
+from ai_proving_ground import __version__
+
 # Subcommand -> module under ai_proving_ground.cli; imported only when used.
 COMMANDS: dict[str, tuple[str, str]] = {
     "site": ("site", "drush-shaped commands for the embedded site"),
@@ -44,8 +46,6 @@ def main(argv: Sequence[str] | None = None) -> int:
         sys.stdout.write(usage())
         return 0
     if args[0] == "--version":
-        from ai_proving_ground import __version__
-
         print(__version__)
         return 0
     name = args[0]

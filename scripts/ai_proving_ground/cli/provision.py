@@ -9,9 +9,11 @@ failure); 2 usage (bad arguments, unknown or ambiguous fixture, bad fragment).
 
 from __future__ import annotations
 
+import dataclasses
+import json
 from collections.abc import Sequence
 
-from ai_proving_ground.baselines.provision import provision, summary_json
+from ai_proving_ground.baselines.provision import provision
 from ai_proving_ground.cli._fixture_command import bed_and_set, fixture_parser
 from ai_proving_ground.cli.common import run
 
@@ -23,9 +25,9 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     def act() -> int:
         target = bed_and_set(args)
-        summary = provision(target.approot, target.names, target.driver, target.settings)
+        outcome = provision(target.approot, target.names, target.driver, target.settings)
         if args.json:
-            print(summary_json(summary))
+            print(json.dumps(dataclasses.asdict(outcome), indent=2))
         return 0
 
     return run(act)

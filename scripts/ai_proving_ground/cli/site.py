@@ -8,8 +8,10 @@ from __future__ import annotations
 
 import argparse
 import json
+import sqlite3
 import sys
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -23,12 +25,41 @@ from ai_proving_ground.sites.embedded.driver import EmbeddedSite, export_values
 from ai_proving_ground.sites.embedded.recipes import set_path
 
 Handler = Callable[[EmbeddedSite, argparse.Namespace], int]
-_HANDLERS: dict[str, Handler] = {}
+Argument = tuple[tuple[str, ...], dict[str, Any]]
+FORMATS = ["json", "yaml", "table", "string"]
 
 
-def command(name: str) -> Callable[[Handler], Handler]:
+@dataclass(frozen=True)
+class Command:
+    """One ``apg site`` command: its parser's shape beside the handler that runs it."""
+
+    name: str
+    helptext: str
+    aliases: tuple[str, ...]
+    fmt: str | None  # the default --format, for commands that print data
+    arguments: tuple[Argument, ...]
+    handler: Handler
+
+
+_COMMANDS: dict[str, Command] = {}
+
+
+def arg(*flags: str, **options: Any) -> Argument:
+    """One ``add_argument`` call, written where the command is."""
+    return flags, options
+
+
+YES = arg("-y", "--yes", action="store_true", help="accepted for drush parity")
+ENTITY_VALUES = (arg("--set", action="append", default=[], metavar="FIELD=VALUE",
+                     help="a field value; repeat a field for several values"),
+                 arg("--values", help="field values as a JSON or YAML mapping"))
+
+
+def command(name: str, helptext: str, *arguments: Argument, aliases: Sequence[str] = (),
+            fmt: str | None = None) -> Callable[[Handler], Handler]:
+    """Register ``handler`` as ``apg site NAME`` with these arguments (in --help order)."""
     def register(handler: Handler) -> Handler:
-        _HANDLERS[name] = handler
+        _COMMANDS[name] = Command(name, helptext, tuple(aliases), fmt, arguments, handler)
         return handler
 
     return register
@@ -40,79 +71,15 @@ def build_parser() -> ArgumentParser:
     add_approot(parser)
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND",
                                 parser_class=ArgumentParser)
-
-    def cmd(name: str, helptext: str, aliases: Sequence[str] = (),
-            fmt: str | None = None) -> argparse.ArgumentParser:
-        p = sub.add_parser(name, help=helptext, aliases=list(aliases), description=helptext)
+    for spec in _COMMANDS.values():
+        p = sub.add_parser(spec.name, help=spec.helptext, aliases=list(spec.aliases),
+                           description=spec.helptext)
         add_approot(p, nested=True)
-        p.set_defaults(command=name)
-        if fmt:
-            p.add_argument("--format", default=fmt, choices=["json", "yaml", "table", "string"])
-        return p
-
-    p = cmd("status", "site facts, as drush core:status", ["st", "core:status"], fmt="table")
-    p.add_argument("--field", help="print one fact only")
-    p = cmd("pm:list", "modules on disk and whether they are enabled", ["pml"], fmt="table")
-    p.add_argument("--status", choices=["enabled", "disabled"])
-    p.add_argument("--type", default="module", choices=["module"])
-    for name, aliases, what in (("pm:install", ["pmi", "en"], "install modules and dependencies"),
-                                ("pm:uninstall", ["pmu"], "uninstall modules")):
-        p = cmd(name, what, aliases)
-        p.add_argument("modules", nargs="+")
-        p.add_argument("-y", "--yes", action="store_true", help="accepted for drush parity")
-    cmd("cr", "rebuild caches", ["cache:rebuild"])
-    p = cmd("config:get", "print a config object or one key of it", ["cget"], fmt="yaml")
-    p.add_argument("name")
-    p.add_argument("key", nargs="?")
-    p = cmd("config:set", "set a key (dotted path) of a config object; key ? sets the whole object",
-            ["cset"])
-    p.add_argument("name")
-    p.add_argument("key")
-    p.add_argument("value")
-    p.add_argument("--input-format", default="string", choices=["string", "yaml", "json"])
-    p.add_argument("-y", "--yes", action="store_true", help="accepted for drush parity")
-    p = cmd("config:delete", "delete a config object, or one key of it", ["cdel"])
-    p.add_argument("name")
-    p.add_argument("key", nargs="?")
-    p = cmd("config:list", "config names, optionally under a prefix", ["cls"], fmt="string")
-    p.add_argument("prefix", nargs="?", default="")
-    p = cmd("config:import", "make active config equal the sync directory", ["cim"])
-    p.add_argument("--source", help="directory (default: config/sync)")
-    p.add_argument("-y", "--yes", action="store_true", help="accepted for drush parity")
-    p = cmd("config:export", "write active config to the sync directory", ["cex"])
-    p.add_argument("--destination", help="directory (default: config/sync)")
-    p.add_argument("-y", "--yes", action="store_true", help="accepted for drush parity")
-    for name, what in (("entity:create", "create an entity"), ("entity:update", "update an entity")):
-        p = cmd(name, what, fmt="json")
-        p.add_argument("entity_type")
-        p.add_argument("target", nargs="?" if name == "entity:create" else None,
-                       help="bundle" if name == "entity:create" else "id or uuid")
-        if name == "entity:create":
-            p.add_argument("--uuid")
-        p.add_argument("--set", action="append", default=[], metavar="FIELD=VALUE",
-                       help="a field value; repeat a field for several values")
-        p.add_argument("--values", help="field values as a JSON or YAML mapping")
-    p = cmd("entity:delete", "delete entities by id or uuid", ["edel"])
-    p.add_argument("entity_type")
-    p.add_argument("keys", nargs="+")
-    p = cmd("entity:get", "print one entity", fmt="yaml")
-    p.add_argument("entity_type")
-    p.add_argument("key")
-    p = cmd("entity:list", "list entities of a type", fmt="table")
-    p.add_argument("entity_type")
-    p.add_argument("--bundle")
-    p = cmd("views:execute", "execute a view display and print its rows in order", ["vex"],
-            fmt="table")
-    p.add_argument("view")
-    p.add_argument("display", nargs="?", default="default")
-    p.add_argument("--count", action="store_true", help="print the number of rows only")
-    p = cmd("sql:query", "run SQL against the site database (tab-separated rows)", ["sqlq"])
-    p.add_argument("query")
-    p = cmd("recipe", "apply a recipe directory", ["recipe:apply"])
-    p.add_argument("path")
-    cmd("updatedb:status", "list pending database updates", ["updbst"], fmt="table")
-    p = cmd("updatedb", "run pending database updates", ["updb"])
-    p.add_argument("-y", "--yes", action="store_true", help="accepted for drush parity")
+        p.set_defaults(command=spec.name)
+        if spec.fmt:
+            p.add_argument("--format", default=spec.fmt, choices=FORMATS)
+        for flags, options in spec.arguments:
+            p.add_argument(*flags, **options)
     return parser
 
 
@@ -121,7 +88,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     def act() -> int:
         site = EmbeddedSite(resolve_approot(args.approot, Settings.from_environ()))
-        return _HANDLERS[args.command](site, args)
+        return _COMMANDS[args.command].handler(site, args)
 
     return run(act)
 
@@ -133,7 +100,8 @@ def _note(message: str) -> None:
 # ---------------------------------------------------------------------------- handlers
 
 
-@command("status")
+@command("status", "site facts, as drush core:status", arg("--field", help="print one fact only"),
+         aliases=["st", "core:status"], fmt="table")
 def _status(site: EmbeddedSite, args: argparse.Namespace) -> int:
     facts = site.status()
     if args.field:
@@ -145,7 +113,9 @@ def _status(site: EmbeddedSite, args: argparse.Namespace) -> int:
     return 0
 
 
-@command("pm:list")
+@command("pm:list", "modules on disk and whether they are enabled",
+         arg("--status", choices=["enabled", "disabled"]),
+         arg("--type", default="module", choices=["module"]), aliases=["pml"], fmt="table")
 def _pm_list(site: EmbeddedSite, args: argparse.Namespace) -> int:
     rows: dict[str, Any] = {}
     for name, state in site.modules().items():
@@ -159,28 +129,30 @@ def _pm_list(site: EmbeddedSite, args: argparse.Namespace) -> int:
     return 0
 
 
-@command("pm:install")
+@command("pm:install", "install modules and dependencies", arg("modules", nargs="+"), YES,
+         aliases=["pmi", "en"])
 def _pm_install(site: EmbeddedSite, args: argparse.Namespace) -> int:
     installed = site.install_modules(args.modules)
     _note(f"Installed: {', '.join(installed)}" if installed else "Already installed.")
     return 0
 
 
-@command("pm:uninstall")
+@command("pm:uninstall", "uninstall modules", arg("modules", nargs="+"), YES, aliases=["pmu"])
 def _pm_uninstall(site: EmbeddedSite, args: argparse.Namespace) -> int:
     removed = site.uninstall_modules(args.modules)
     _note(f"Uninstalled: {', '.join(removed)}")
     return 0
 
 
-@command("cr")
+@command("cr", "rebuild caches", aliases=["cache:rebuild"])
 def _cr(site: EmbeddedSite, args: argparse.Namespace) -> int:
     site.rebuild_caches()
     _note("Cache rebuild complete.")
     return 0
 
 
-@command("config:get")
+@command("config:get", "print a config object or one key of it", arg("name"), arg("key", nargs="?"),
+         aliases=["cget"], fmt="yaml")
 def _config_get(site: EmbeddedSite, args: argparse.Namespace) -> int:
     data = site.config_get(args.name)
     if data is None:
@@ -192,7 +164,10 @@ def _config_get(site: EmbeddedSite, args: argparse.Namespace) -> int:
     return 0
 
 
-@command("config:set")
+@command("config:set", "set a key (dotted path) of a config object; key ? sets the whole object",
+         arg("name"), arg("key"), arg("value"),
+         arg("--input-format", default="string", choices=["string", "yaml", "json"]), YES,
+         aliases=["cset"])
 def _config_set(site: EmbeddedSite, args: argparse.Namespace) -> int:
     value = _parse_value(args.value, args.input_format)
     with site.session() as store:
@@ -209,7 +184,8 @@ def _config_set(site: EmbeddedSite, args: argparse.Namespace) -> int:
     return 0
 
 
-@command("config:delete")
+@command("config:delete", "delete a config object, or one key of it", arg("name"),
+         arg("key", nargs="?"), aliases=["cdel"])
 def _config_delete(site: EmbeddedSite, args: argparse.Namespace) -> int:
     with site.session() as store:
         if args.key is None:
@@ -228,14 +204,16 @@ def _config_delete(site: EmbeddedSite, args: argparse.Namespace) -> int:
     return 0
 
 
-@command("config:list")
+@command("config:list", "config names, optionally under a prefix", arg("prefix", nargs="?", default=""),
+         aliases=["cls"], fmt="string")
 def _config_list(site: EmbeddedSite, args: argparse.Namespace) -> int:
     names = site.read_state(StateQuery(config_prefixes=(args.prefix,))).config_names[args.prefix]
     emit(names, args.format)
     return 0
 
 
-@command("config:import")
+@command("config:import", "make active config equal the sync directory",
+         arg("--source", help="directory (default: config/sync)"), YES, aliases=["cim"])
 def _config_import(site: EmbeddedSite, args: argparse.Namespace) -> int:
     source = Path(args.source) if args.source else site.layout.config_sync
     changes = site.config_import(config_sync.read_directory(source))
@@ -244,7 +222,8 @@ def _config_import(site: EmbeddedSite, args: argparse.Namespace) -> int:
     return 0
 
 
-@command("config:export")
+@command("config:export", "write active config to the sync directory",
+         arg("--destination", help="directory (default: config/sync)"), YES, aliases=["cex"])
 def _config_export(site: EmbeddedSite, args: argparse.Namespace) -> int:
     destination = Path(args.destination) if args.destination else site.layout.config_sync
     changes = config_sync.write_directory(destination, site.all_config())
@@ -253,7 +232,8 @@ def _config_export(site: EmbeddedSite, args: argparse.Namespace) -> int:
     return 0
 
 
-@command("entity:create")
+@command("entity:create", "create an entity", arg("entity_type"), arg("target", nargs="?", help="bundle"),
+         arg("--uuid"), *ENTITY_VALUES, fmt="json")
 def _entity_create(site: EmbeddedSite, args: argparse.Namespace) -> int:
     values = _entity_values(args)
     with site.session() as store:
@@ -263,7 +243,8 @@ def _entity_create(site: EmbeddedSite, args: argparse.Namespace) -> int:
     return 0
 
 
-@command("entity:update")
+@command("entity:update", "update an entity", arg("entity_type"), arg("target", help="id or uuid"),
+         *ENTITY_VALUES, fmt="json")
 def _entity_update(site: EmbeddedSite, args: argparse.Namespace) -> int:
     values = _entity_values(args)
     with site.session() as store:
@@ -274,7 +255,8 @@ def _entity_update(site: EmbeddedSite, args: argparse.Namespace) -> int:
     return 0
 
 
-@command("entity:delete")
+@command("entity:delete", "delete entities by id or uuid", arg("entity_type"), arg("keys", nargs="+"),
+         aliases=["edel"])
 def _entity_delete(site: EmbeddedSite, args: argparse.Namespace) -> int:
     with site.session() as store:
         for key in args.keys:
@@ -283,7 +265,7 @@ def _entity_delete(site: EmbeddedSite, args: argparse.Namespace) -> int:
     return 0
 
 
-@command("entity:get")
+@command("entity:get", "print one entity", arg("entity_type"), arg("key"), fmt="yaml")
 def _entity_get(site: EmbeddedSite, args: argparse.Namespace) -> int:
     with site.session() as store:
         record = site.find_entity(store, args.entity_type, args.key)
@@ -292,7 +274,7 @@ def _entity_get(site: EmbeddedSite, args: argparse.Namespace) -> int:
     return 0
 
 
-@command("entity:list")
+@command("entity:list", "list entities of a type", arg("entity_type"), arg("--bundle"), fmt="table")
 def _entity_list(site: EmbeddedSite, args: argparse.Namespace) -> int:
     with site.session() as store:
         records = store.entities_of(args.entity_type, args.bundle)
@@ -301,7 +283,10 @@ def _entity_list(site: EmbeddedSite, args: argparse.Namespace) -> int:
     return 0
 
 
-@command("views:execute")
+@command("views:execute", "execute a view display and print its rows in order", arg("view"),
+         arg("display", nargs="?", default="default"),
+         arg("--count", action="store_true", help="print the number of rows only"),
+         aliases=["vex"], fmt="table")
 def _views_execute(site: EmbeddedSite, args: argparse.Namespace) -> int:
     result = site.read_state(StateQuery(views=(ViewQuery(args.view, args.display),))).views[0]
     if result.error:
@@ -313,10 +298,9 @@ def _views_execute(site: EmbeddedSite, args: argparse.Namespace) -> int:
     return 0
 
 
-@command("sql:query")
+@command("sql:query", "run SQL against the site database (tab-separated rows)", arg("query"),
+         aliases=["sqlq"])
 def _sql_query(site: EmbeddedSite, args: argparse.Namespace) -> int:
-    import sqlite3
-
     with site.session() as store:
         try:
             rows = store.conn.execute(args.query).fetchall()
@@ -327,7 +311,7 @@ def _sql_query(site: EmbeddedSite, args: argparse.Namespace) -> int:
     return 0
 
 
-@command("recipe")
+@command("recipe", "apply a recipe directory", arg("path"), aliases=["recipe:apply"])
 def _recipe(site: EmbeddedSite, args: argparse.Namespace) -> int:
     report = site.apply_recipe(Path(args.path))
     _note(f"{report.recipe} applied: {len(report.modules_installed)} modules installed, "
@@ -337,7 +321,7 @@ def _recipe(site: EmbeddedSite, args: argparse.Namespace) -> int:
     return 0
 
 
-@command("updatedb:status")
+@command("updatedb:status", "list pending database updates", aliases=["updbst"], fmt="table")
 def _updatedb_status(site: EmbeddedSite, args: argparse.Namespace) -> int:
     pending = site.read_state(StateQuery(pending_updates=True)).pending_updates
     if not pending:
@@ -349,7 +333,7 @@ def _updatedb_status(site: EmbeddedSite, args: argparse.Namespace) -> int:
     return 0
 
 
-@command("updatedb")
+@command("updatedb", "run pending database updates", YES, aliases=["updb"])
 def _updatedb(site: EmbeddedSite, args: argparse.Namespace) -> int:
     ran = site.run_updates()
     _note(f"Ran {len(ran)} update(s)." if ran else "No database updates required.")

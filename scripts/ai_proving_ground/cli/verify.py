@@ -16,7 +16,7 @@ from pathlib import Path
 
 from ai_proving_ground.cli._fixture_command import bed_and_set, fixture_parser
 from ai_proving_ground.cli.common import run
-from ai_proving_ground.escrow.setup import verify
+from ai_proving_ground.escrow.launch import verify
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -43,9 +43,9 @@ from ai_proving_ground.baselines.reset import reset
 from ai_proving_ground.bed import clone_bed, init_bed
 from ai_proving_ground.cli.site import build_parser
 from ai_proving_ground.errors import ApgError, UsageError
+from ai_proving_ground.layout import BedLayout
 from ai_proving_ground.settings import Settings
 from ai_proving_ground.sites.embedded.driver import EmbeddedSite
-from ai_proving_ground.sites.embedded.layout import BedLayout
 from ai_proving_ground.tasks.checks import CheckResult
 from ai_proving_ground.tasks.dataset import load_dataset, resolve_dataset_path
 from ai_proving_ground.tasks.grade import GradeRequest, check_envelope, grade

@@ -7,6 +7,7 @@ build one batch for everything they need instead of asking question by question.
 
 from __future__ import annotations
 
+import importlib
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -14,6 +15,7 @@ from pathlib import Path
 from typing import Any, ClassVar, TypeVar
 
 from ai_proving_ground.errors import ApgError
+from ai_proving_ground.layout import is_ddev_project
 from ai_proving_ground.settings import DEFAULT_SETTINGS, Settings
 
 # ---------------------------------------------------------------------------- answers
@@ -275,16 +277,22 @@ class SiteDriver(ABC):
 
 # ---------------------------------------------------------------------------- registry
 
-_DRIVERS: dict[str, type[SiteDriver]] = {}
+# Driver name -> (module, class). A driver is imported only when it is looked up, so this module
+# imports none of its implementations (they import it) and `apg --help` stays fast.
+DRIVERS: dict[str, tuple[str, str]] = {
+    "sqlite": ("ai_proving_ground.sites.embedded.driver", "EmbeddedSite"),
+    "ddev": ("ai_proving_ground.sites.ddev.driver", "DdevSite"),
+}
 D = TypeVar("D", bound=type[SiteDriver])
 
 
 def register_driver(name: str) -> Callable[[D], D]:
-    """Class decorator: make a driver selectable by ``name``."""
+    """Class decorator: the driver's name, which must be a key of ``DRIVERS``."""
+    if name not in DRIVERS:
+        raise ValueError(f"driver {name!r} is not listed in sites.base.DRIVERS")
 
     def decorate(cls: D) -> D:
         cls.name = name
-        _DRIVERS[name] = cls
         return cls
 
     return decorate
@@ -292,22 +300,21 @@ def register_driver(name: str) -> Callable[[D], D]:
 
 def driver_names() -> list[str]:
     """Registered driver names."""
-    _load_builtin_drivers()
-    return sorted(_DRIVERS)
+    return sorted(DRIVERS)
 
 
 def get_driver(name: str, approot: Path) -> SiteDriver:
     """Instantiate the driver called ``name`` for the bed at ``approot``."""
-    _load_builtin_drivers()
     try:
-        cls = _DRIVERS[name]
+        module, class_name = DRIVERS[name]
     except KeyError:
-        known = ", ".join(sorted(_DRIVERS))
+        known = ", ".join(sorted(DRIVERS))
         raise ApgError(
             "APG_DRIVER_UNKNOWN",
             f"no site driver called {name!r}; set AI_PG_SITE_DRIVER to one of: {known}",
             exit_code=2,
         ) from None
+    cls: type[SiteDriver] = getattr(importlib.import_module(module), class_name)
     return cls(approot)
 
 
@@ -315,14 +322,9 @@ def driver_name_for(approot: Path, settings: Settings = DEFAULT_SETTINGS) -> str
     """AI_PG_SITE_DRIVER wins; a DDEV project uses ddev; anything else is the embedded site."""
     if settings.site_driver:
         return settings.site_driver
-    return "ddev" if (approot / ".ddev" / "config.yaml").is_file() else "sqlite"
+    return "ddev" if is_ddev_project(approot) else "sqlite"
 
 
 def driver_for(approot: Path, settings: Settings = DEFAULT_SETTINGS) -> SiteDriver:
     """The driver ``settings`` choose for the bed at ``approot``."""
     return get_driver(driver_name_for(approot, settings), approot)
-
-
-def _load_builtin_drivers() -> None:
-    # Imported for their registration side effect; kept lazy so `apg --help` stays fast.
-    from ai_proving_ground.sites import ddev, embedded  # noqa: F401

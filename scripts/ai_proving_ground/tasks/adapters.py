@@ -24,6 +24,7 @@ from pathlib import Path
 
 from ai_proving_ground.errors import ApgError
 from ai_proving_ground.fsutil import safe_name
+from ai_proving_ground.layout import BedLayout
 from ai_proving_ground.paths import project_dir
 from ai_proving_ground.settings import DEFAULT_SETTINGS, Settings
 
@@ -116,7 +117,7 @@ def selected_name(argument: str | None, settings: Settings = DEFAULT_SETTINGS) -
 
 def agent_dirs(approot: Path) -> list[tuple[str, Path]]:
     """Where adapters are looked up, in order."""
-    return [("bed", approot / ".ddev" / "agents"), ("shipped", project_dir("ddev") / "agents")]
+    return [("bed", BedLayout(approot).ddev / "agents"), ("shipped", project_dir("ddev") / "agents")]
 
 
 def available(approot: Path) -> list[str]:

@@ -31,7 +31,9 @@ from typing import Any
 
 import yaml
 
-from ai_proving_ground.ddev_compose import looks_like_path, volume_source
+from ai_proving_ground.ddev_compose import Mount, looks_like_path, mounts
+from ai_proving_ground.fsutil import is_within
+from ai_proving_ground.layout import BedLayout
 from ai_proving_ground.tasks.adapters import needs_credentials
 from ai_proving_ground.yamlio import PathPart, YamlDocument
 
@@ -116,7 +118,7 @@ class _Scan:
 
     @property
     def ddev(self) -> Path:
-        return self.approot / ".ddev"
+        return BedLayout(self.approot).ddev
 
     def rel(self, path: Path) -> str:
         try:
@@ -253,20 +255,25 @@ def _scan_compose(scan: _Scan, path: Path) -> None:
     data = _expect_mapping(scan, doc, doc.data) if doc else None
     if doc is None or data is None:
         return
+    found = list(mounts(data))
     services = data.get("services") or {}
     if isinstance(services, dict):
         for service, spec in services.items():
             if isinstance(spec, dict):
-                _scan_service(scan, doc, ["services", str(service)], spec)
-    for section, key in (("volumes", "driver_opts"), ("secrets", "file"), ("configs", "file")):
+                at: list[PathPart] = ["services", str(service)]
+                _check_mounts(scan, doc, [m for m in found if list(m.at[:2]) == at])
+                _scan_service(scan, doc, at, spec)
+    _check_mounts(scan, doc, [m for m in found if not m.service_volume])
+    for section, key in (("secrets", "file"), ("configs", "file")):
         _scan_top_level(scan, doc, data.get(section), section, key)
 
 
+def _check_mounts(scan: _Scan, doc: YamlDocument, found: list[Mount]) -> None:
+    for mount in found:
+        _check_source(scan, mount.source, doc.path, _line(doc, list(mount.at)))
+
+
 def _scan_service(scan: _Scan, doc: YamlDocument, at: list[PathPart], spec: dict[str, Any]) -> None:
-    for index, volume in enumerate(_as_list(spec.get("volumes"))):
-        source = volume_source(volume)
-        if source is not None:
-            _check_source(scan, source, doc.path, _line(doc, [*at, "volumes", index]))
     _scan_environment(scan, doc, at, spec.get("environment"))
     for index, env_file in enumerate(_as_list(spec.get("env_file"))):
         raw = env_file.get("path") if isinstance(env_file, dict) else env_file
@@ -287,15 +294,13 @@ def _scan_environment(scan: _Scan, doc: YamlDocument, at: list[PathPart], enviro
 
 
 def _scan_top_level(scan: _Scan, doc: YamlDocument, section: Any, name: str, key: str) -> None:
-    """Named volumes bound to a host device, and secrets or configs read from host files."""
+    """Secrets or configs read from host files."""
     if not isinstance(section, dict):
         return
     for item, spec in section.items():
         if not isinstance(spec, dict):
             continue
         raw = spec.get(key)
-        if isinstance(raw, dict):  # driver_opts: {type: none, o: bind, device: /host/path}
-            raw = raw.get("device")
         if isinstance(raw, str):
             _check_source(scan, raw, doc.path, _line(doc, [name, str(item), key]))
 
@@ -341,7 +346,7 @@ def classify_source(raw: str, base: Path, approot: Path, docroot: str = "") -> s
     path = Path(expanded)
     resolved = (path if path.is_absolute() else base / path).resolve()
     inside = approot.resolve()
-    if resolved == inside or inside in resolved.parents:
+    if is_within(resolved, inside):
         return None
     if f"{resolved}/".startswith(HOME_PREFIXES) or source.startswith(HOME_PREFIXES):
         return "home_path"

@@ -46,6 +46,7 @@ from ai_proving_ground import proc
 from ai_proving_ground.baselines.store import runs_dir
 from ai_proving_ground.errors import ApgError
 from ai_proving_ground.fsutil import atomic_write_json, atomic_write_text
+from ai_proving_ground.layout import BedLayout
 from ai_proving_ground.report import say
 from ai_proving_ground.settings import DEFAULT_SETTINGS, Settings
 from ai_proving_ground.tasks.adapters import ENV_NAME, Adapter, find_adapter, selected_name
@@ -119,7 +120,7 @@ def site_command() -> list[str]:
 def ddev_project(approot: Path) -> str:
     """The ``name:`` in .ddev/config.yaml, else empty (the embedded site has no DDEV project)."""
     try:
-        data = yaml.safe_load((approot / ".ddev" / "config.yaml").read_text(encoding="utf-8"))
+        data = yaml.safe_load(BedLayout(approot).ddev_config.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, yaml.YAMLError):
         return ""
     name = data.get("name") if isinstance(data, dict) else None

@@ -1,5 +1,5 @@
-"""The embedded site: Drupal-shaped state in one SQLite file, needing nothing but Python."""
+"""The embedded site: Drupal-shaped state in one SQLite file, needing nothing but Python.
 
-from ai_proving_ground.sites.embedded.driver import EmbeddedSite
-
-__all__ = ["EmbeddedSite"]
+The driver is ``ai_proving_ground.sites.embedded.driver.EmbeddedSite``; this package imports
+none of its modules, so that reaching one (``config_sync``, say) does not load them all.
+"""

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from ai_proving_ground.errors import ApgError
+from ai_proving_ground.layout import BedLayout
 from ai_proving_ground.sites.base import (
     ContentSelector,
     EntityRecord,
@@ -23,7 +24,6 @@ from ai_proving_ground.sites.base import (
     register_driver,
 )
 from ai_proving_ground.sites.embedded import config_rules, content_model, database, modules, reads
-from ai_proving_ground.sites.embedded.layout import BedLayout
 from ai_proving_ground.sites.embedded.reads import EXTENSION_CONFIG, SCHEMA_COLLECTION
 from ai_proving_ground.sites.embedded.recipes import RecipeRunner
 from ai_proving_ground.sites.embedded.store import Store, as_stored
@@ -299,6 +299,7 @@ class EmbeddedSite(SiteDriver):
         return record
 
     def export_content(self, selectors: Sequence[ContentSelector]) -> list[dict[str, Any]]:
+        # Lazy for start-up time: only fixture export reads content documents.
         from ai_proving_ground.sites.embedded.default_content import references, to_document
 
         docs: list[dict[str, Any]] = []
@@ -390,6 +391,7 @@ def export_values(record: EntityRecord) -> dict[str, list[dict[str, Any]]]:
 
 
 def _load_config_file(path: Path) -> Any:
+    # Lazy for start-up time: most commands never read a config file, and yaml is slow to load.
     from ai_proving_ground.yamlio import load_yaml
 
     return load_yaml(path, token="APG_CONFIG_INVALID")

@@ -21,14 +21,14 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from ai_proving_ground import yamlio
 from ai_proving_ground.baselines.provision import provision
 from ai_proving_ground.baselines.public_files import snapshot_paths
 from ai_proving_ground.baselines.reset import reset
 from ai_proving_ground.baselines.store import Baseline
 from ai_proving_ground.bed import init_bed
+from ai_proving_ground.bench.escrow import verify_benchmark
+from ai_proving_ground.bench.fixture import write_bench_fixture
 from ai_proving_ground.doctor import diagnose
-from ai_proving_ground.escrow.bench import verify_benchmark
 from ai_proving_ground.fixtures import load_set
 from ai_proving_ground.fsutil import atomic_write_json
 from ai_proving_ground.gitutil import git
@@ -39,56 +39,6 @@ from ai_proving_ground.sites.embedded.views_bench import measure_view
 SIZES = (12, 10_000)
 PUBLIC_FILES = 500
 REPEATS = 5
-NAMESPACE = "be0c0000-"
-
-
-def _uuid(index: int) -> str:
-    return f"{NAMESPACE}0000-4000-8000-{index:012d}"
-
-
-def write_bench_fixture(root: Path, nodes: int) -> str:
-    """A fixture with a content type, one field and ``nodes`` published nodes."""
-    name = f"bench_{nodes}"
-    directory = root / f"fixture_{name}"
-    (directory / "config").mkdir(parents=True)
-    (directory / "content" / "node").mkdir(parents=True)
-    (directory / "manifest").mkdir()
-    (directory / "recipe.yml").write_text(yamlio.dumps(
-        {"name": f"Bench {nodes}", "install": ["node", "text"]}))
-    config = {
-        "node.type.bench_doc": {"type": "bench_doc", "name": "Bench doc"},
-        "field.storage.node.field_bench_rank": {"entity_type": "node",
-                                                "field_name": "field_bench_rank",
-                                                "type": "integer"},
-        "field.field.node.bench_doc.field_bench_rank": {"entity_type": "node",
-                                                        "bundle": "bench_doc",
-                                                        "field_name": "field_bench_rank",
-                                                        "label": "Rank"},
-    }
-    for config_name, data in config.items():
-        (directory / "config" / f"{config_name}.yml").write_text(yamlio.dumps(data))
-    records = []
-    for index in range(1, nodes + 1):
-        uuid, title = _uuid(index), f"Bench document {index}"
-        doc = {"_meta": {"version": "1.0", "entity_type": "node", "uuid": uuid,
-                         "bundle": "bench_doc", "default_langcode": "en"},
-               "default": {"title": [{"value": title}], "status": [{"value": True}],
-                           "field_bench_rank": [{"value": index}]}}
-        (directory / "content" / "node" / f"{uuid}.yml").write_text(yamlio.dumps(doc))
-        records.append({"uuid": uuid, "entity_type": "node", "bundle": "bench_doc",
-                        "label": title, "status": True})
-    fragment = {"name": name, "version": 1,
-                "owns": {"config": ["node.type.bench_doc", "field.storage.node.field_bench_",
-                                    "field.field.node.bench_doc."],
-                         "content_namespace": NAMESPACE},
-                "export": {"config": sorted(config), "content": [
-                    {"entity_type": "node", "bundle": "bench_doc"}]},
-                "facts": {"modules": ["node", "text"], "config": sorted(config),
-                          "counts": {"node": {"bench_doc": nodes}}, "content": records}}
-    (directory / "manifest" / "fragment.yml").write_text(yamlio.dumps(fragment))
-    return name
-
-
 def _timed(action: Callable[[], Any], repeat: int = 3) -> tuple[float, Any]:
     """Best of ``repeat`` wall times (the least disturbed by other load) and the last result."""
     best, result = float("inf"), None

@@ -18,13 +18,15 @@ import os
 import shutil
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 from typing import Any
 
 from ai_proving_ground.baselines.provision import provision
 from ai_proving_ground.bed import init_bed
-from ai_proving_ground.escrow.setup import escrow
+from ai_proving_ground.bench.fixture import write_bench_fixture
+from ai_proving_ground.escrow.capture import escrow
 from ai_proving_ground.gitutil import git
 from ai_proving_ground.settings import Settings
 
@@ -83,8 +85,6 @@ def _time(command_sets: list[list[str]]) -> float:
 
 def verify_benchmark(workdir: Path, nodes: int = DEFAULT_NODES, repeat: int = 5) -> dict[str, Any]:
     """verify_s, sha256sum_s (None without sha256sum) and verify_ratio, plus what was hashed."""
-    from ai_proving_ground.bench import write_bench_fixture  # bench imports this module
-
     workdir.mkdir(parents=True, exist_ok=True)
     fixture_root = workdir / "escrow-bench-fixtures"
     approot = workdir / "escrow-bench-bed"
@@ -120,7 +120,5 @@ def verify_benchmark(workdir: Path, nodes: int = DEFAULT_NODES, repeat: int = 5)
 
 
 if __name__ == "__main__":
-    import tempfile
-
     with tempfile.TemporaryDirectory(prefix="apg-escrow-bench-") as tmp:
         print(json.dumps(verify_benchmark(Path(tmp)), indent=2))
