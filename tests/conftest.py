@@ -101,6 +101,38 @@ ARTICLE_CONFIG: dict[str, dict[str, Any]] = {
 # ---------------------------------------------------------------------------- beds
 
 
+def copy_bed(template: Path, target: Path) -> Path:
+    """A copy of a template bed, ``.git`` and baselines included, symlinks kept as links."""
+    shutil.copytree(template, target, symlinks=True)
+    return target
+
+
+BedCopier = Callable[[Path, Path], Path]
+
+
+@pytest.fixture(scope="session")
+def copy_template() -> BedCopier:
+    """``copy_template(template, target)``: what every test's private bed is made with."""
+    return copy_bed
+
+
+ApprootMaker = Callable[..., Path]
+
+
+@pytest.fixture
+def make_approot(tmp_path: Path) -> ApprootMaker:
+    """``make_approot(name, *subdirs)``: an empty app root ``tmp_path/name`` with those folders."""
+
+    def make(name: str = "bed", *subdirs: str) -> Path:
+        root = tmp_path / name
+        root.mkdir(parents=True, exist_ok=True)
+        for subdir in subdirs:
+            (root / subdir).mkdir(parents=True, exist_ok=True)
+        return root
+
+    return make
+
+
 @pytest.fixture(scope="session")
 def template_bed(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A bed made once per session by ``apg bed init``; tests get copies, never this one."""
@@ -117,8 +149,7 @@ def template_bed(tmp_path_factory: pytest.TempPathFactory) -> Path:
 @pytest.fixture(scope="session")
 def template_content_bed(template_bed: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The template bed plus the article/page content model."""
-    target = tmp_path_factory.mktemp("template_content") / "bed"
-    shutil.copytree(template_bed, target, symlinks=True)
+    target = copy_bed(template_bed, tmp_path_factory.mktemp("template_content") / "bed")
     site = EmbeddedSite(target)
     with site.session() as store:
         for name, data in ARTICLE_CONFIG.items():
@@ -137,25 +168,19 @@ def fixtures_template_bed(tmp_path_factory: pytest.TempPathFactory) -> Path:
 @pytest.fixture
 def fixtures_bed(fixtures_template_bed: Path, tmp_path: Path) -> Path:
     """A fresh bed with the shipped fixtures kb_docs and canvas_home applied."""
-    target = tmp_path / "fixtures_bed"
-    shutil.copytree(fixtures_template_bed, target, symlinks=True)
-    return target
+    return copy_bed(fixtures_template_bed, tmp_path / "fixtures_bed")
 
 
 @pytest.fixture
 def bed(template_bed: Path, tmp_path: Path) -> Path:
     """A fresh bed (a copy of the session template) for one test."""
-    target = tmp_path / "bed"
-    shutil.copytree(template_bed, target, symlinks=True)
-    return target
+    return copy_bed(template_bed, tmp_path / "bed")
 
 
 @pytest.fixture
 def content_bed(template_content_bed: Path, tmp_path: Path) -> Path:
     """A fresh bed with the article/page content model defined."""
-    target = tmp_path / "bed"
-    shutil.copytree(template_content_bed, target, symlinks=True)
-    return target
+    return copy_bed(template_content_bed, tmp_path / "bed")
 
 
 # ---------------------------------------------------------------------------- command lines

@@ -15,7 +15,7 @@ def test_bench_writes_every_named_key(tmp_path: Path, monkeypatch: pytest.Monkey
     monkeypatch.chdir(tmp_path)
     output = tmp_path / "bench.json"
     assert bench.main(["--sizes", "3,5", "--escrow-nodes", "5", "--view-nodes", "30",
-                       "--output", str(output)]) == 0
+                       "--doctor-nodes", "7", "--startup-repeat", "1", "--output", str(output)]) == 0
     results = json.loads(output.read_text())
     for size in ("3", "5"):
         row = results[size]
@@ -23,8 +23,10 @@ def test_bench_writes_every_named_key(tmp_path: Path, monkeypatch: pytest.Monkey
         for key in ("doctor_s", "reset_s", "floor_s", "reset_ratio"):
             assert row[key] > 0, key
         assert row["reset_ratio"] == pytest.approx(row["reset_s"] / row["floor_s"], abs=0.01)
-    for key in ("verify_s", "verify_ratio"):
-        assert results[key] > 0
+    for key in ("verify_s", "verify_ratio", "config_get_s", "reset_process_s", "copy_s",
+                "reset_copy_ratio"):
+        assert results[key] > 0, key
+    assert results["doctor_only"]["nodes"] == 7 and results["doctor_only"]["doctor_s"] > 0
     # 30 nodes with ranks 1..30, rank >= 10: a full page of 10 rows.
     assert results["view_execution"]["nodes"] == 30 and results["view_execution"]["rows"] == 10
     assert results["view_execution"]["view_s"] > 0

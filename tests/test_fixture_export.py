@@ -60,11 +60,9 @@ def template_source(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 @pytest.fixture
-def source(template_source: Path, tmp_path: Path) -> Path:
+def source(template_source: Path, tmp_path: Path, copy_template: Callable[[Path, Path], Path]) -> Path:
     """A private copy of the source site, free to change."""
-    target = tmp_path / "source"
-    shutil.copytree(template_source, target, symlinks=True)
-    return target
+    return copy_template(template_source, tmp_path / "source")
 
 
 def tree(directory: Path) -> dict[str, bytes]:

@@ -1,9 +1,10 @@
-"""Fixtures: lookup, manifest fragments, ownership, the set key and the manifest union."""
+"""Fixtures: lookup, manifest fragments, ownership claims, fixture sets and the manifest union.
+
+A set's key is computed by `set_key` from the base version and the fixtures' ``name@version`` pins.
+"""
 
 from __future__ import annotations
 
-import hashlib
-import json
 import os
 import re
 from collections.abc import Sequence
@@ -14,13 +15,12 @@ from typing import Any
 from ai_proving_ground.errors import ApgError
 from ai_proving_ground.paths import BASE_RECIPE_NAME, project_dir
 from ai_proving_ground.schemas import validate_document
+from ai_proving_ground.set_key import canonical_set, set_key
 from ai_proving_ground.settings import DEFAULT_SETTINGS, Settings
 from ai_proving_ground.yamlio import load_document
 
 DEFAULT_FIXTURES = ("kb_docs", "canvas_home")
 FRAGMENT = Path("manifest") / "fragment.yml"
-# Bump only if the canonical form below changes: it is part of every set key.
-SET_KEY_FORMAT = "apg-set-v1"
 
 
 # Field item properties, in the order a facts record and the doctor read a field's value.
@@ -95,17 +95,6 @@ class FixtureSet:
     @property
     def key(self) -> str:
         return set_key(self.base_version, [f.pin for f in self.fixtures])
-
-
-def canonical_set(base_version: str, pins: list[str]) -> str:
-    """The one written form of a fixture set: compact JSON, sorted keys, sorted pins."""
-    return json.dumps({"base": str(base_version), "fixtures": sorted(pins),
-                       "format": SET_KEY_FORMAT}, sort_keys=True, separators=(",", ":"))
-
-
-def set_key(base_version: str, pins: list[str]) -> str:
-    """The first 16 hex digits of the SHA-256 of the canonical form."""
-    return hashlib.sha256(canonical_set(base_version, pins).encode()).hexdigest()[:16]
 
 
 def requested_names(arguments: Sequence[str], settings: Settings = DEFAULT_SETTINGS) -> list[str]:

@@ -14,12 +14,11 @@ import hashlib
 import io
 import json
 import os
-import shutil
 import sqlite3
 import subprocess
 import sys
 import tarfile
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -127,29 +126,24 @@ def raw_template(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 @pytest.fixture(scope="session")
-def provisioned_template(raw_template: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+def provisioned_template(raw_template: Path, tmp_path_factory: pytest.TempPathFactory,
+                         copy_template: Callable[[Path, Path], Path]) -> Path:
     """The raw template provisioned for the default set."""
-    target = tmp_path_factory.mktemp("provisioned_template") / "bed"
-    shutil.copytree(raw_template, target, symlinks=True)
+    target = copy_template(raw_template, tmp_path_factory.mktemp("provisioned_template") / "bed")
     with _clean_env(), contextlib.redirect_stderr(io.StringIO()):
         provision(target, list(DEFAULT_FIXTURES), EmbeddedSite(target))
     return target
 
 
-def copy_bed(template: Path, target: Path) -> Path:
-    shutil.copytree(template, target, symlinks=True)
-    return target
+@pytest.fixture
+def raw_bed(raw_template: Path, tmp_path: Path, copy_template: Callable[[Path, Path], Path]) -> Path:
+    return copy_template(raw_template, tmp_path / "bed")
 
 
 @pytest.fixture
-def raw_bed(raw_template: Path, tmp_path: Path) -> Path:
-    return copy_bed(raw_template, tmp_path / "bed")
-
-
-@pytest.fixture
-def pbed(provisioned_template: Path, tmp_path: Path) -> Path:
+def pbed(provisioned_template: Path, tmp_path: Path, copy_template: Callable[[Path, Path], Path]) -> Path:
     """A provisioned bed of its own for one test."""
-    bed = copy_bed(provisioned_template, tmp_path / "bed")
+    bed = copy_template(provisioned_template, tmp_path / "bed")
     _refresh_grader_fingerprint(bed)
     return bed
 
@@ -356,14 +350,14 @@ class Kit:
     write_info = staticmethod(write_info)
     probe_dir = staticmethod(probe_dir)
     custom_dir = staticmethod(custom_dir)
-    copy_bed = staticmethod(copy_bed)
     sha = staticmethod(sha)
     make_probe_fixture = staticmethod(make_probe_fixture)
     set_probe_version = staticmethod(set_probe_version)
     probe_set: ClassVar[list[str]] = [*DEFAULT_FIXTURES, PROBE_FIXTURE]
 
-    def __init__(self, capsys: pytest.CaptureFixture[str]) -> None:
+    def __init__(self, capsys: pytest.CaptureFixture[str], copy_bed: Callable[[Path, Path], Path]) -> None:
         self.capsys = capsys
+        self.copy_bed = copy_bed
 
     # commands --------------------------------------------------------------
 
@@ -444,5 +438,5 @@ def archive_state(archive: Path) -> dict[str, str]:
 
 
 @pytest.fixture
-def kit(capsys: pytest.CaptureFixture[str]) -> Kit:
-    return Kit(capsys)
+def kit(capsys: pytest.CaptureFixture[str], copy_template: Callable[[Path, Path], Path]) -> Kit:
+    return Kit(capsys, copy_template)

@@ -8,6 +8,7 @@ import json
 import os
 import tarfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -22,10 +23,8 @@ KEY = "abc123"
 
 
 @pytest.fixture
-def approot(tmp_path: Path) -> Path:
-    root = tmp_path / "app"
-    root.mkdir()
-    return root
+def approot(make_approot: Callable[..., Path]) -> Path:
+    return make_approot("app")
 
 
 @pytest.fixture

@@ -8,9 +8,9 @@ visible check script in the bed passes) and a hidden verifier that adds its own 
 from __future__ import annotations
 
 import json
-import shutil
 import sys
 import textwrap
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -91,10 +91,10 @@ ADAPTERS = {
 
 
 @pytest.fixture(scope="module")
-def template(fixtures_template_bed: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+def template(fixtures_template_bed: Path, tmp_path_factory: pytest.TempPathFactory,
+             copy_template: Callable[[Path, Path], Path]) -> Path:
     """A provisioned bed with a visible check script (committed) and the test adapters."""
-    bed = tmp_path_factory.mktemp("hidden_template") / "bed"
-    shutil.copytree(fixtures_template_bed, bed, symlinks=True)
+    bed = copy_template(fixtures_template_bed, tmp_path_factory.mktemp("hidden_template") / "bed")
     visible = bed / VISIBLE_CHECK
     visible.parent.mkdir(parents=True)
     visible.write_text(ROWS_CHECK, encoding="utf-8")
@@ -112,10 +112,8 @@ def template(fixtures_template_bed: Path, tmp_path_factory: pytest.TempPathFacto
 
 
 @pytest.fixture
-def bed(template: Path, tmp_path: Path) -> Path:
-    target = tmp_path / "bed"
-    shutil.copytree(template, target, symlinks=True)
-    return target
+def bed(template: Path, tmp_path: Path, copy_template: Callable[[Path, Path], Path]) -> Path:
+    return copy_template(template, tmp_path / "bed")
 
 
 def tag_of(bed: Path) -> str:

@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import shutil
 import textwrap
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -45,10 +46,10 @@ ADAPTERS = {
 
 
 @pytest.fixture(scope="module")
-def template(fixtures_template_bed: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+def template(fixtures_template_bed: Path, tmp_path_factory: pytest.TempPathFactory,
+             copy_template: Callable[[Path, Path], Path]) -> Path:
     """A provisioned bed with the test adapters; campaigns clone it, never change it."""
-    bed = tmp_path_factory.mktemp("campaign_template") / "bed"
-    shutil.copytree(fixtures_template_bed, bed, symlinks=True)
+    bed = copy_template(fixtures_template_bed, tmp_path_factory.mktemp("campaign_template") / "bed")
     agents = bed / ".ddev" / "agents"
     agents.mkdir(parents=True)
     for name, body in ADAPTERS.items():

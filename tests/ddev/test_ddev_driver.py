@@ -8,7 +8,7 @@ import json
 import os
 import sys
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -203,10 +203,8 @@ class Stub:
 
 
 @pytest.fixture
-def approot(tmp_path: Path) -> Path:
-    root = tmp_path / "site"
-    (root / "recipes").mkdir(parents=True)
-    return root
+def approot(make_approot: Callable[..., Path]) -> Path:
+    return make_approot("site", "recipes")
 
 
 @pytest.fixture

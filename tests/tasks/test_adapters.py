@@ -32,10 +32,8 @@ TASK = "dv01_view_build"
 
 
 @pytest.fixture
-def approot(tmp_path: Path) -> Path:
-    root = tmp_path / "bed"
-    root.mkdir()
-    return root
+def approot(make_approot: Callable[..., Path]) -> Path:
+    return make_approot("bed")
 
 
 @pytest.fixture

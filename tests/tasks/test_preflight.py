@@ -28,10 +28,8 @@ services:
 
 
 @pytest.fixture
-def approot(tmp_path: Path) -> Path:
-    root = tmp_path / "bed"
-    (root / ".ddev").mkdir(parents=True)
-    return root
+def approot(make_approot: Callable[..., Path]) -> Path:
+    return make_approot("bed", ".ddev")
 
 
 def ddev_file(approot: Path, name: str, text: str) -> Path:

@@ -3,9 +3,10 @@
 For fixture sets of 12 and of 10,000 nodes (500 public files): the doctor's wall time and its
 driver round trips, and reset's wall time beside the floor any reset must pay (a plain copy of
 the dump plus extracting the files archive), measured in the same run; and the escrow verifier
-over a judging tree against sha256sum over the same files; and one view display executed
-over 10,000 nodes through the embedded driver. Numbers, not assertions:
-the machines are shared and noisy.
+over a judging tree against sha256sum over the same files; one view display executed
+over 10,000 nodes through the embedded driver; whole ``apg`` processes (``site config:get``,
+and ``reset`` beside ``cp -a`` of the same bed: `startup`); and the doctor alone at 50,000
+nodes. Numbers, not assertions: the machines are shared and noisy.
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ from ai_proving_ground.baselines.store import Baseline
 from ai_proving_ground.bed import init_bed
 from ai_proving_ground.bench.escrow import verify_benchmark
 from ai_proving_ground.bench.fixture import write_bench_fixture
+from ai_proving_ground.bench.startup import measure_startup
 from ai_proving_ground.doctor import diagnose
 from ai_proving_ground.fixtures import load_set
 from ai_proving_ground.fsutil import atomic_write_json
@@ -112,6 +114,22 @@ def measure(size: int, workdir: Path) -> dict[str, Any]:
             "reset_ratio": round(reset_s / floor_s, 2) if floor_s else None}
 
 
+def measure_doctor(size: int, workdir: Path, repeat: int = 2) -> dict[str, Any]:
+    """The doctor alone over a set of ``size`` nodes (no public files, no reset)."""
+    fixture_root = workdir / f"doctor-fixtures-{size}"
+    name = write_bench_fixture(fixture_root, size)
+    settings = Settings(fixture_path=(str(fixture_root),))
+    approot = workdir / f"doctor-bed-{size}"
+    site = init_bed(approot)
+    provision(approot, [name], site, settings)
+    doctor_s, verdict = _timed(lambda: diagnose(approot, [name], EmbeddedSite(approot), settings),
+                               repeat=repeat)
+    if not verdict["healthy"]:
+        raise SystemExit(f"bench bed of {size} nodes is not healthy: {json.dumps(verdict)}")
+    return {"nodes": size, "doctor_s": round(doctor_s, 4),
+            "driver_calls": verdict["driver_round_trips"]}
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m ai_proving_ground.bench", description=__doc__)
     parser.add_argument("--sizes", default=",".join(map(str, SIZES)),
@@ -121,6 +139,10 @@ def main(argv: Sequence[str] | None = None) -> int:
                         help="nodes in the escrow verifier's judging tree")
     parser.add_argument("--view-nodes", type=int, default=10_000,
                         help="nodes under the executed view")
+    parser.add_argument("--doctor-nodes", type=int, default=50_000,
+                        help="nodes of the doctor-only measurement (0 skips it)")
+    parser.add_argument("--startup-repeat", type=int, default=5,
+                        help="runs of each whole apg process (best taken)")
     args = parser.parse_args(argv)
     sizes = [int(s) for s in args.sizes.split(",") if s]
     results: dict[str, Any] = {}
@@ -138,9 +160,20 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"view execution over {view['nodes']} nodes: {view['view_s']:.3f}s", flush=True)
         print(f"escrow verify over {escrow['files']} judged files: {escrow['verify_s']:.3f}s vs "
               f"sha256sum {escrow['sha256sum_s']}s (ratio {escrow['verify_ratio']})", flush=True)
+        startup = measure_startup(Path(tmp), repeat=args.startup_repeat)
+        results["startup"] = startup
+        print(f"apg site config:get {startup['config_get_s']:.3f}s; apg reset "
+              f"{startup['reset_process_s']:.3f}s vs cp -a {startup['copy_s']:.3f}s "
+              f"(ratio {startup['reset_copy_ratio']})", flush=True)
+        if args.doctor_nodes:
+            doctor = measure_doctor(args.doctor_nodes, Path(tmp))
+            results["doctor_only"] = doctor
+            print(f"doctor alone over {doctor['nodes']} nodes: {doctor['doctor_s']:.3f}s in "
+                  f"{doctor['driver_calls']} driver call(s)", flush=True)
     calls = {results[str(size)]["driver_calls"] for size in sizes}
-    # The escrow numbers also sit at the top level, under the names harnesses look for.
+    # The escrow and start-up numbers also sit at the top level, under the names harnesses use.
     results.update({key: escrow[key] for key in ("verify_s", "sha256sum_s", "verify_ratio")})
+    results.update(startup)
     print(f"driver calls equal across sizes: {len(calls) == 1}")
     atomic_write_json(Path(args.output), results)
     print(f"wrote {args.output}")
