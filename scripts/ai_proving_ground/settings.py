@@ -1,10 +1,12 @@
 """Settings: every ``AI_PG_*`` value, read once at the edge and passed down.
 
-The command line (``cli/``), the nox sessions and the Inspect integration build one `Settings`
-with `Settings.from_environ()`; the library reads its fields and never the environment, the way
-nox hands its ``global_config`` to every session. A harness driving several beds in one process
-builds one value per bed (`dataclasses.replace`), so two campaigns with different baseline
-directories and fixture paths never see each other's. `DEFAULT_SETTINGS` is every variable unset.
+The edge builds one `Settings` with `Settings.from_environ()`: each ``cli/`` command (which is
+what the nox sessions and the DDEV wrappers run), the demo and the Inspect integration. The
+library reads its fields and never the environment, the way nox hands its ``global_config`` to
+every session; the only environment it touches is one it builds for a child process. A
+harness driving several beds in one process builds one value per bed (`dataclasses.replace`),
+so two campaigns with different baseline directories and fixture paths never see each other's.
+`DEFAULT_SETTINGS` is every variable unset.
 
 Which bed a command acts on (``--approot``, else ``AI_PG_APPROOT``, else the current directory)
 is resolved by `resolve_approot`, which names where a missing directory came from.

@@ -1,1 +1,2 @@
-"""The command line: thin wrappers that parse arguments and call the package."""
+"""The command line: thin wrappers that parse arguments, resolve `Settings` from them and the
+environment once, and call the package."""

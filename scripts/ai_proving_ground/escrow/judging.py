@@ -1,5 +1,4 @@
-"""The judging tree: every root whose files decide a verdict, labelled for the escrow record.
-"""
+"""The judging tree: every root whose files decide a verdict, labelled for the escrow record."""
 
 from __future__ import annotations
 

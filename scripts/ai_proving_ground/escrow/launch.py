@@ -1,5 +1,4 @@
-"""Verify: choose the bed's escrow set and run its own verifier copy, a trusted ``python3 -I``.
-"""
+"""Verify: choose the bed's escrow set and run its own verifier copy, a trusted ``python3 -I``."""
 
 from __future__ import annotations
 

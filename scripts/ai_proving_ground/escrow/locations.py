@@ -1,5 +1,4 @@
-"""Where escrow puts things and reads them from: the escrow root, the project name, the baseline.
-"""
+"""Where escrow puts things and reads them from: the escrow root, the project name, the baseline."""
 
 from __future__ import annotations
 
