@@ -100,3 +100,16 @@ def test_the_scan_finds_an_unexplained_import(tmp_path: Path) -> None:
                       "def g():\n    # Lazy for start-up time: yaml is slow to import.\n"
                       "    import yaml\n    return yaml\n", encoding="utf-8")
     assert function_level_imports(module) == [(2, "import json")]
+
+
+def test_the_driver_registry_imports_a_driver_only_when_it_is_looked_up(tmp_path: Path) -> None:
+    probe = ("import sys\n"
+             "from ai_proving_ground.sites.base import driver_names, get_driver\n"
+             "loaded = lambda: sorted(m for m in sys.modules if m.endswith('.driver'))\n"
+             "print(driver_names(), loaded())\n"
+             f"get_driver('sqlite', __import__('pathlib').Path({str(tmp_path)!r}))\n"
+             "print(loaded())\n")
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
+                          timeout=120, check=True)
+    assert done.stdout.splitlines() == [
+        "['ddev', 'sqlite'] []", "['ai_proving_ground.sites.embedded.driver']"]
