@@ -12,9 +12,11 @@ $(NOX):
 
 demo: $(NOX)
 	$(NOX) -s demo
+	@echo "The demo's apg is $(CURDIR)/.nox/demo/bin/apg; to put apg on your PATH: pipx install . (README, Install)."
 
+# Every tests-3.x session nox finds an interpreter for, then lint; NOXFLAGS adds nox options.
 test: $(NOX)
-	$(NOX) -s tests lint
+	$(NOX) -s tests lint $(NOXFLAGS)
 
 lint: $(NOX)
 	$(NOX) -s lint

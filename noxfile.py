@@ -1,21 +1,88 @@
-"""Sessions for ai_proving_ground: each is thin; the logic lives in the package."""
+"""Sessions for ai_proving_ground: each is thin; the logic lives in the package.
+
+The tests run on every supported Python this machine has (3.11, 3.12, 3.13: nox's own, on
+PATH, or installed by pyenv or uv without being on PATH); every other session on the oldest of them.
+With none of them, every session fails: a missing interpreter is an error, never a skip.
+"""
 
 from __future__ import annotations
+
+import glob
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
 
 import nox
 
 nox.options.default_venv_backend = "venv"
 nox.options.reuse_existing_virtualenvs = True
+nox.options.error_on_missing_interpreters = True
 
-PYTHON = "3.11"
+SUPPORTED = ("3.11", "3.12", "3.13")
+_SHIMS = Path(__file__).resolve().parent / ".nox" / "_interpreters"
+
+
+def _works(executable: str, version: str) -> bool:
+    # A pyenv shim is on PATH for every installed version but fails for those not selected.
+    probe = f"import sys; raise SystemExit(sys.version_info[:2] != {tuple(map(int, version.split('.')))})"
+    try:
+        return subprocess.run([executable, "-c", probe], capture_output=True, timeout=30).returncode == 0
+    except (OSError, subprocess.TimeoutExpired):
+        return False
+
+
+def _candidates(version: str, path: str, pyenv_root: str, executable: str) -> list[str]:
+    found = [executable, shutil.which(f"python{version}", path=path) or ""]
+    found += sorted(glob.glob(f"{pyenv_root}/versions/{version}.*/bin/python{version}"), reverse=True)
+    uv = shutil.which("uv", path=path)
+    if uv:
+        done = subprocess.run([uv, "python", "find", version], capture_output=True, text=True, check=False)
+        found.append(done.stdout.strip() if done.returncode == 0 else "")
+    return [c for c in found if c]
+
+
+def available_pythons(path: str, pyenv_root: str, executable: str, shims: Path) -> list[str]:
+    """The supported versions found here (nox's own interpreter, PATH, pyenv, uv). Those not on
+    PATH by their usual name ``pythonX.Y`` are linked into ``shims``, for the caller to put first
+    on PATH, so that nox finds them."""
+    available = []
+    for version in SUPPORTED:
+        usable = next((c for c in _candidates(version, path, pyenv_root, executable)
+                       if _works(c, version)), None)
+        if usable is None:
+            continue
+        available.append(version)
+        if usable != shutil.which(f"python{version}", path=path):
+            shims.mkdir(parents=True, exist_ok=True)
+            link = shims / f"python{version}"
+            link.unlink(missing_ok=True)
+            link.symlink_to(usable)
+    return available
+
+
+def session_pythons(available: list[str]) -> list[str]:
+    # None found: declare them all anyway, so that each session fails with "interpreter not
+    # found" (error_on_missing_interpreters) instead of nox skipping it and exiting 0.
+    return available or list(SUPPORTED)
+
+
+TEST_PYTHONS = session_pythons(available_pythons(
+    os.environ.get("PATH", ""), os.environ.get("PYENV_ROOT") or os.path.expanduser("~/.pyenv"),
+    sys.executable, _SHIMS))
+if _SHIMS.is_dir():
+    os.environ["PATH"] = f"{_SHIMS}{os.pathsep}{os.environ.get('PATH', '')}"
+PYTHON = TEST_PYTHONS[0]
 
 
 def _install(session: nox.Session, *extras: str) -> None:
     spec = f".[{','.join(extras)}]" if extras else "."
     session.install("-e", spec)
+    session.run("python", "-m", "pip", "check")
 
 
-@nox.session(python=PYTHON, default=True)
+@nox.session(python=TEST_PYTHONS, default=True)
 def tests(session: nox.Session) -> None:
     """Run the whole pytest suite (bats wrappers included)."""
     _install(session, "test")

@@ -9,6 +9,7 @@ is given. A bed this demo made earlier is reused, so a second run shows provisio
 from __future__ import annotations
 
 import argparse
+import shlex
 import shutil
 import sys
 from collections.abc import Sequence
@@ -28,6 +29,18 @@ from ai_proving_ground.tasks.grade import GradeRequest, after_emit, check_envelo
 from ai_proving_ground.tasks.run import RunOptions, run_task
 
 DEMO_MARKER = ".apg-demo-bed"
+
+
+def apg_command() -> str:
+    """How a shell reaches this installation's apg: by name when PATH finds this one, else by
+    its path (nox's demo venv is not on PATH), else through the interpreter."""
+    beside = Path(sys.executable).parent / "apg"
+    on_path = shutil.which("apg")
+    if on_path and beside.exists() and Path(on_path).resolve() == beside.resolve():
+        return "apg"
+    if beside.exists():
+        return shlex.quote(str(beside))
+    return f"{shlex.quote(sys.executable)} -m ai_proving_ground.cli.main"
 
 
 def _prepare(target: Path, fresh: bool) -> bool:
@@ -107,7 +120,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             code = _attempt_and_grade(target, agent, expected, Settings.from_environ())
             if code != 0:
                 return code
-        print(f"\nThe bed is at {target}; try `apg site --approot {target} config:list node.`")
+        print(f"\nThe bed is at {target}; try `{apg_command()} site --approot {target} "
+              "config:list node.`")
         return 0
 
     return run(act)

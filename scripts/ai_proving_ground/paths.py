@@ -1,26 +1,48 @@
-"""Where the project's shipped files are: recipes, fixtures, datasets and adapters."""
+"""Where the project's shipped files are: recipes, fixtures, datasets, campaigns, adapters and
+host commands, and the escrow verifier.
+
+A wheel carries them inside the package as ``ai_proving_ground/_data/`` (setup.py copies the
+repository's top-level folders there at build time); a checkout, installed editable, has them at
+its top level. Either way they sit under :data:`PROJECT_ROOT` with the repository's layout
+(``recipes/``, ``fixtures/``, ``datasets/``, ``campaigns/``, ``ddev/``, ``scripts/escrow_verify.py``),
+so every caller reads them one way.
+"""
 
 from __future__ import annotations
 
+from importlib.resources import files
 from pathlib import Path
 
 from ai_proving_ground.errors import ApgError
 
 PACKAGE_DIR = Path(__file__).resolve().parent
-# The package is installed editable from the checkout (scripts/ai_proving_ground), so the
-# project's top-level folders sit two levels up.
-PROJECT_ROOT = PACKAGE_DIR.parents[1]
+DATA_PACKAGE_DIR = "_data"
+"""The folder of a built package that holds the shipped files (written by setup.py)."""
 BASE_RECIPE_NAME = "apg_base"
 
 
+def _shipped_root() -> Path:
+    data = files("ai_proving_ground") / DATA_PACKAGE_DIR
+    if isinstance(data, Path) and data.is_dir():
+        return data.resolve()
+    # An editable install from the checkout (scripts/ai_proving_ground): the project's
+    # top-level folders sit two levels up.
+    return PACKAGE_DIR.parents[1]
+
+
+PROJECT_ROOT = _shipped_root()
+
+
 def project_dir(name: str) -> Path:
-    """A top-level project folder; missing means a broken install, and says how to fix it."""
+    """A shipped top-level folder; missing means a broken install, and says how to fix it."""
     path = PROJECT_ROOT / name
     if not path.is_dir():
-        raise ApgError("APG_INSTALL_BROKEN", f"{path} is missing; install the project from its "
-                       "checkout with `pip install -e .` (make demo does this)")
+        raise ApgError("APG_INSTALL_BROKEN", f"{path} is missing: this installation of "
+                       "ai-proving-ground is incomplete; reinstall it (pipx install "
+                       "ai-proving-ground, or pip install . from a checkout)")
     return path
 
 
 def base_recipe_dir() -> Path:
     return project_dir("recipes") / BASE_RECIPE_NAME
+

@@ -1,0 +1,93 @@
+"""The noxfile runs the tests on the supported Pythons this machine has, and never skips to green.
+
+The noxfile is copied into a temporary directory (it links interpreters found off PATH into
+``.nox/_interpreters`` beside itself) and run with a PATH that holds only the interpreters a
+test chooses.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+from types import ModuleType
+
+import nox.registry
+import pytest
+
+CHECKOUT = Path(__file__).resolve().parents[1]
+CURRENT = f"{sys.version_info.major}.{sys.version_info.minor}"
+REAL_PYTHON = os.path.realpath(sys.executable)
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    shutil.copy(CHECKOUT / "noxfile.py", tmp_path / "noxfile.py")
+    (tmp_path / "bin").mkdir()
+    (tmp_path / "home").mkdir()
+    return tmp_path
+
+
+def _env(project: Path) -> dict[str, str]:
+    return {"PATH": str(project / "bin"), "HOME": str(project / "home"),
+            "PYENV_ROOT": str(project / "no-pyenv")}
+
+
+def _load(project: Path, monkeypatch: pytest.MonkeyPatch) -> ModuleType:
+    for name, value in _env(project).items():
+        monkeypatch.setenv(name, value)
+    # The copy registers its sessions again: give it a registry of its own.
+    monkeypatch.setattr(nox.registry, "_REGISTRY", {})
+    spec = importlib.util.spec_from_file_location("apg_noxfile_under_test", project / "noxfile.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_only_the_pythons_found_get_a_tests_session(project: Path) -> None:
+    # The one interpreter on PATH is the running one, under its usual name pythonX.Y.
+    (project / "bin" / f"python{CURRENT}").symlink_to(REAL_PYTHON)
+    listed = subprocess.run([sys.executable, "-m", "nox", "-f", str(project / "noxfile.py"),
+                             "--list", "--json"], cwd=project, env=_env(project),
+                            capture_output=True, text=True, check=False)
+    assert listed.returncode == 0, listed.stderr
+    sessions = {s["session"]: s["python"] for s in json.loads(listed.stdout)}
+    assert [name for name in sessions if name.startswith("tests")] == [f"tests-{CURRENT}"]
+    assert sessions["lint"] == CURRENT
+
+
+def test_an_interpreter_off_path_is_found_under_pyenv(project: Path,
+                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    versions = project / "no-pyenv" / "versions" / f"{CURRENT}.99" / "bin"
+    versions.mkdir(parents=True)
+    (versions / f"python{CURRENT}").symlink_to(REAL_PYTHON)
+    noxfile = _load(project, monkeypatch)
+    assert noxfile.available_pythons(str(project / "bin"), str(project / "no-pyenv"), "",
+                                     project / "shims") == [CURRENT]
+    assert (project / "shims" / f"python{CURRENT}").resolve() == Path(REAL_PYTHON)
+
+
+def test_no_supported_python_declares_every_version_so_that_nox_fails(
+        project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    (project / "bin" / "python3.99").symlink_to(REAL_PYTHON)  # not a supported version
+    noxfile = _load(project, monkeypatch)
+    assert noxfile.available_pythons(str(project / "bin"), str(project / "no-pyenv"), "",
+                                     project / "shims") == []
+    # Then every session is declared for versions nox will not find, and a missing one fails.
+    assert noxfile.session_pythons([]) == ["3.11", "3.12", "3.13"]
+    assert noxfile.session_pythons(["3.12"]) == ["3.12"]
+    assert noxfile.nox.options.error_on_missing_interpreters is True
+
+
+def test_a_broken_pyenv_shim_is_not_an_interpreter(project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    shim = project / "bin" / f"python{CURRENT}"
+    shim.write_text("#!/bin/sh\necho 'pyenv: python: command not found' >&2\nexit 127\n")
+    shim.chmod(0o755)
+    noxfile = _load(project, monkeypatch)
+    assert noxfile.available_pythons(str(project / "bin"), str(project / "no-pyenv"), "",
+                                     project / "shims") == []
