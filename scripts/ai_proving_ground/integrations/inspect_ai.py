@@ -50,6 +50,8 @@ from ai_proving_ground.tasks.checks import CheckResult
 from ai_proving_ground.tasks.dataset import load_dataset, resolve_dataset_path
 from ai_proving_ground.tasks.grade import GradeRequest, check_envelope, grade
 
+TASK_VERSION = 1
+"""The Inspect task's version: bumped when what a sample holds or how it is scored changes."""
 STORE_APPROOT = "apg_approot"
 """Sample store key: the absolute path of the sample's bed."""
 STORE_EPHEMERAL = "apg_bed_ephemeral"
@@ -308,17 +310,30 @@ def explain(outcome: Sequence[CheckResult]) -> str:
     return "\n".join(lines)
 
 
-def _grade(approot: Path, metadata: dict[str, Any], model: str,
+def _grade(approot: Path, metadata: dict[str, Any], state: TaskState,
            settings: Settings) -> dict[str, Any]:
     request = GradeRequest(approot=approot, task_id=str(metadata["task_id"]),
-                           dataset=str(metadata["dataset_path"]), model=model, settings=settings)
-    envelope = grade(request, EmbeddedSite(approot))
+                           dataset=str(metadata["dataset_path"]), model=str(state.model),
+                           settings=settings)
+    envelope = join_sample(grade(request, EmbeddedSite(approot)), state)
     check_envelope(envelope)
     graded = envelope["source_metadata"]["additional_details"].get("dataset_sha256")
     if graded != metadata.get("dataset_sha256"):
         raise ApgError("APG_INSPECT_DATASET_CHANGED", f"{metadata['dataset_path']} changed during "
                        f"the eval (sha256 {metadata.get('dataset_sha256')} when the sample was "
                        f"made, {graded} when it was graded); run the eval again")
+    return envelope
+
+
+def join_sample(envelope: dict[str, Any], state: TaskState) -> dict[str, Any]:
+    """Key the envelope to its Inspect sample: ``evaluation_id`` ends in ``inspect-<sample
+    uuid>`` and the source details name the sample id, epoch and uuid, so a log's samples and
+    the envelopes join both ways."""
+    head = envelope["evaluation_id"].rsplit("/", 1)[0]
+    envelope["evaluation_id"] = f"{head}/inspect-{state.uuid}"
+    envelope["source_metadata"]["additional_details"].update({
+        "inspect_sample_id": str(state.sample_id), "inspect_epoch": str(state.epoch),
+        "inspect_sample_uuid": state.uuid})
     return envelope
 
 
@@ -336,8 +351,8 @@ def apg_scorer() -> Scorer:
         if not approot:
             raise ApgError("APG_INSPECT_NO_BED", f"sample {state.sample_id} has no bed to grade: "
                            "the task needs the apg_bed() setup solver")
-        envelope = await anyio.to_thread.run_sync(_grade, Path(approot), state.metadata,
-                                                  str(state.model), settings)
+        envelope = await anyio.to_thread.run_sync(_grade, Path(approot), state.metadata, state,
+                                                  settings)
         details = envelope["evaluation_results"][0]["score_details"]
         outcome = [CheckResult(**check) for check in json.loads(details["details"]["checks"])]
         return Score(value=float(details["score"]), answer=None, explanation=explain(outcome),
@@ -375,4 +390,5 @@ def apg_task(dataset: str | None = None, tasks: Sequence[str] | None = None,
         message_limit=message_limit,
         name=name,
         metadata={"apg_dataset": samples.name, "apg_dataset_path": samples.location},
+        version=TASK_VERSION,
     )
