@@ -5,6 +5,7 @@ Run ``apg COMMAND --help`` for a command's options and exit codes.
 
 from __future__ import annotations
 
+import difflib
 import importlib
 import sys
 from collections.abc import Sequence
@@ -27,6 +28,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "escrow": ("escrow", "save the baseline and the verifier outside the project"),
     "verify": ("verify", "check the bed against its escrow (run before and after an attempt)"),
     "campaign": ("campaign", "run a campaign of attempts and report honest statistics"),
+    "completion": ("completion", "print shell completion: eval \"$(apg completion bash)\""),
 }
 
 
@@ -34,6 +36,12 @@ def usage() -> str:
     lines = ["usage: apg COMMAND [ARGS...]", "", "commands:"]
     lines += [f"  {name:<16} {helptext}" for name, (_, helptext) in COMMANDS.items()]
     return "\n".join(lines) + "\n"
+
+
+def _suggestion(name: str) -> str:
+    close = difflib.get_close_matches(name, COMMANDS, n=3, cutoff=0.6)
+    close += [c for c in COMMANDS if c not in close and name and c.startswith(name)]
+    return f" (did you mean {' or '.join(repr(c) for c in close[:3])}?)" if close else ""
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -49,9 +57,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(__version__)
         return 0
     name = args[0]
+    if name == "__complete":
+        # Imported like every command: only when used, so that `apg --help` stays fast.
+        completion = importlib.import_module("ai_proving_ground.cli.completion")
+        code: int = completion.complete(args[1:], {n: m for n, (m, _) in COMMANDS.items()})
+        return code
     if name not in COMMANDS:
-        sys.stderr.write(usage())
-        print(f"APG_USAGE unknown command {name!r}", file=sys.stderr)
+        print(f"APG_USAGE unknown command {name!r}{_suggestion(name)}; `apg --help` lists the "
+              "commands", file=sys.stderr)
         return 2
     module = importlib.import_module(f"ai_proving_ground.cli.{COMMANDS[name][0]}")
     result: int = module.main(args[1:])
