@@ -1,7 +1,8 @@
-"""``apg campaign run``: the records, one bed per job, and where infra errors end and failures begin.
+"""``apg campaign run``: the records, one bed per job, and each attempt's one outcome.
 
-Each campaign here runs for real: every step is a subprocess on a cloned embedded bed. The test
-adapters live in the template bed's ``.ddev/agents/``.
+Each campaign here runs for real on cloned embedded beds: every product step in-process, the
+adapter and the escrowed verifier as children. The test adapters live in the template bed's
+``.ddev/agents/``.
 """
 
 from __future__ import annotations
@@ -23,9 +24,9 @@ from ai_proving_ground.tasks.dataset import load_dataset
 
 EXAMPLE = PROJECT_ROOT / "campaigns" / "example.yml"
 FIXTURES = ["kb_docs", "canvas_home"]
-ATTEMPT_KEYS = {"index", "order", "task_id", "arm", "agent", "model", "repeat", "status", "score",
-                "infra_error", "hidden", "run_id", "adapter_exit_code", "tampered", "started_at",
-                "finished_at"}
+ATTEMPT_KEYS = {"index", "order", "task_id", "arm", "agent", "model", "repeat", "outcome",
+                "reason", "score", "hidden", "run_id", "run_status", "adapter_exit_code", "tampered",
+                "started_at", "finished_at"}
 CAMPAIGN_KEYS = {"name", "seed", "dataset", "arms", "compare", "tasks", "agents", "models",
                  "repeats", "jobs", "created_at"}
 
@@ -80,7 +81,8 @@ def attempts(directory: Path) -> list[dict[str, Any]]:
 
 
 def run_campaign(apg: Any, spec: Path, out: Path, *extra: str) -> Any:
-    result = apg("campaign", "run", str(spec), "--out", str(out), *extra)
+    beds = out.with_name(out.name + "-beds")
+    result = apg("campaign", "run", str(spec), "--out", str(out), "--beds", str(beds), *extra)
     assert result.rc == 0, result.err
     assert result.out == f"{out}\n"
     return result
@@ -93,7 +95,8 @@ def test_the_example_smoke_campaign(apg: Any, tmp_path: Path) -> None:
     """The shipped spec (no bed given: the runner makes one): oracle passes, nop fails."""
     out = tmp_path / "smoke"
     result = run_campaign(apg, EXAMPLE, out)
-    assert "APG_CAMPAIGN_DONE 4 attempts: 2 pass, 2 fail, 0 infra_error" in result.err
+    assert ("APG_CAMPAIGN_DONE 4 planned: 2 pass, 2 fail, 0 timeout, 0 tampered, 0 no_attempt, "
+            "0 infra_error, 0 missing") in result.err
 
     campaign = json.loads((out / "campaign.json").read_text("utf-8"))
     assert set(campaign) == CAMPAIGN_KEYS
@@ -110,11 +113,11 @@ def test_the_example_smoke_campaign(apg: Any, tmp_path: Path) -> None:
     for record in records:
         assert set(record) == ATTEMPT_KEYS
         assert record["hidden"] == {"status": "absent", "checks": []}
-        assert (record["infra_error"], record["tampered"], record["adapter_exit_code"]) == \
-            (None, False, 0)
+        assert (record["run_status"], record["tampered"], record["adapter_exit_code"]) == \
+            ("attempted", False, 0)
         assert record["run_id"].startswith("apg-run-")
         expected = ("pass", 1.0) if record["arm"] == "oracle" else ("fail", 0.0)
-        assert (record["status"], record["score"]) == expected
+        assert (record["outcome"], record["score"]) == expected
         directory = out / "runs" / f"{record['order']:04d}"
         for name in ("run.json", "grade.json", "model.diff", "config.json", "verify.json", "run"):
             assert (directory / name).exists(), name
@@ -122,7 +125,9 @@ def test_the_example_smoke_campaign(apg: Any, tmp_path: Path) -> None:
         assert ("views.view.kb_billing" in config) == (record["arm"] == "oracle")
         grade = json.loads((directory / "grade.json").read_text("utf-8"))
         assert grade["source_metadata"]["additional_details"]["apg_run_id"] == record["run_id"]
-    assert (out / "report.json").is_file() or "APG_CAMPAIGN_REPORT_SKIPPED" in result.err
+    report = json.loads((out / "report.json").read_text("utf-8"))
+    assert (report["totals"]["pass"], report["totals"]["fail"]) == (2, 2)
+    assert (out / "report.txt").read_text("utf-8").startswith("Campaign smoke (seed 20260101): ")
 
 
 def test_one_bed_per_job(apg: Any, tmp_path: Path, template: Path) -> None:
@@ -133,12 +138,12 @@ def test_one_bed_per_job(apg: Any, tmp_path: Path, template: Path) -> None:
     out = tmp_path / "out"
     run_campaign(apg, spec, out)
     records = attempts(out)
-    assert [r["status"] for r in records] == ["pass" if r["arm"] == "oracle" else "fail"
-                                              for r in records]
-    beds = {str(out / "beds" / "job-0"), str(out / "beds" / "job-1")}
+    assert [r["outcome"] for r in records] == ["pass" if r["arm"] == "oracle" else "fail"
+                                               for r in records]
+    beds = {str(tmp_path / "out-beds" / "job-0"), str(tmp_path / "out-beds" / "job-1")}
     used = [json.loads((out / "runs" / f"{r['order']:04d}" / "run.json").read_text())["approot"]
             for r in records]
-    assert set(used) == beds  # both jobs worked, each on its own bed
+    assert set(used) <= beds  # each attempt on one job's bed, none inside the campaign directory
     for bed in beds:
         assert (Path(bed) / ".git").is_dir() and (Path(bed) / "db" / "site.sqlite").is_file()
         # Run directories were moved out: a later agent on the bed cannot read earlier grades.
@@ -175,16 +180,17 @@ def test_setup_and_reset_failures_are_infra_errors_and_the_campaign_goes_on(
     result = run_campaign(apg, spec, out)
     first, second, third, fourth = attempts(out)
 
-    assert first["status"] == "pass"  # the arm provided the view; the damage comes to light later
-    assert second["status"] == "infra_error"
-    assert second["infra_error"].startswith("reset failed: APG_RESET_TREE_UNSAFE")
+    assert first["outcome"] == "pass"  # the arm provided the view; the damage comes to light later
+    assert second["outcome"] == "infra_error"
+    assert second["reason"].startswith("reset failed: APG_RESET_TREE_UNSAFE")
     assert (second["score"], second["run_id"], second["adapter_exit_code"]) == (None, None, None)
-    assert (out / "beds" / "job-0.reset-failed-0001").is_dir()  # set aside as evidence
-    assert (third["arm"], third["status"], third["score"]) == ("ok", "pass", 1.0)  # a fresh bed
-    assert fourth["status"] == "infra_error"
-    assert fourth["infra_error"].startswith(
+    assert (tmp_path / "out-beds" / "job-0.reset-failed-0001").is_dir()  # set aside as evidence
+    assert (third["arm"], third["outcome"], third["score"]) == ("ok", "pass", 1.0)  # a fresh bed
+    assert fourth["outcome"] == "infra_error"
+    assert fourth["reason"].startswith(
         "arm broken setup step 1 (config:get) failed: APG_CONFIG_MISSING")
-    assert "APG_CAMPAIGN_DONE 4 attempts: 2 pass, 0 fail, 2 infra_error" in result.err
+    assert ("APG_CAMPAIGN_DONE 4 planned: 2 pass, 0 fail, 0 timeout, 0 tampered, 0 no_attempt, "
+            "2 infra_error, 0 missing") in result.err
 
 
 def test_exit_codes_tampering_and_restored_baselines(apg: Any, tmp_path: Path,
@@ -200,32 +206,33 @@ def test_exit_codes_tampering_and_restored_baselines(apg: Any, tmp_path: Path,
     for record in attempts(out):
         by_agent.setdefault(record["agent"], []).append(record)
 
-    for record in by_agent["exit3"]:  # the agent ran and gave up: its failure
-        assert (record["status"], record["score"], record["adapter_exit_code"]) == ("fail", 0.0, 3)
-        assert record["infra_error"] is None
-    for record in by_agent["exit127"]:  # the agent never started: not an outcome
-        assert (record["status"], record["score"], record["adapter_exit_code"]) == \
+    for record in by_agent["exit3"]:  # the agent ran and gave up: counted against it
+        assert (record["outcome"], record["adapter_exit_code"]) == ("no_attempt", 3)
+        assert record["score"] == 0.0  # graded as evidence
+        assert record["reason"] == "the adapter exited 3: it recorded no attempt"
+    for record in by_agent["exit127"]:  # the agent never started: not the agent's outcome
+        assert (record["outcome"], record["score"], record["adapter_exit_code"]) == \
             ("infra_error", None, 127)
-        assert record["infra_error"].startswith("the adapter exited 127: its agent could not start")
-        assert "exit127: the agent CLI is not on PATH" in record["infra_error"]
+        assert record["reason"].startswith("the adapter exited 127: its agent could not start")
+        assert "exit127: the agent CLI is not on PATH" in record["reason"]
         assert record["run_id"] is not None
     for record in by_agent["tamperer"]:
-        assert (record["status"], record["score"], record["tampered"]) == ("fail", 0.0, True)
+        assert (record["outcome"], record["score"], record["tampered"]) == ("tampered", None, True)
         directory = out / "runs" / f"{record['order']:04d}"
         assert not (directory / "grade.json").exists()  # never graded after tampering
         verify = json.loads((directory / "verify.json").read_text("utf-8"))
         assert any(line.startswith("APG_TAMPERED ") and "planted" in line
                    for line in verify["after"]["lines"])
-    assert len(list((out / "beds").glob("job-*.tampered-*"))) == 2
+    assert len(list((tmp_path / "out-beds").glob("job-*.tampered-*"))) == 2
     for record in by_agent["untagger"]:
-        assert (record["status"], record["tampered"], record["infra_error"]) == ("fail", False, None)
+        assert (record["outcome"], record["tampered"]) == ("fail", False)
         verify = json.loads((out / "runs" / f"{record['order']:04d}" / "verify.json").read_text())
         assert any(line.startswith("APG_ESCROW_MISMATCH tag") for line in verify["after"]["lines"])
         assert verify["after_restore"]["ok"] is True
 
 
-def test_an_agent_past_its_time_limit_is_stopped_and_fails(apg: Any, tmp_path: Path,
-                                                           template: Path) -> None:
+def test_an_agent_past_its_time_limit_is_stopped_and_times_out(apg: Any, tmp_path: Path,
+                                                                template: Path) -> None:
     spec = write_spec(tmp_path / "spec.yml", {
         "name": "slow", "dataset": "build_tasks", "tasks": ["dv01_view_build"],
         "arms": {"a": {}, "b": {}}, "agents": ["hangs"], "repeats": 1, "seed": 1, "jobs": 2,
@@ -234,8 +241,9 @@ def test_an_agent_past_its_time_limit_is_stopped_and_fails(apg: Any, tmp_path: P
     run_campaign(apg, spec, out)
     records = attempts(out)
     assert len(records) == 2
-    for record in records:  # the agent's own doing: a failure, not an infrastructure error
-        assert (record["status"], record["score"], record["infra_error"]) == ("fail", 0.0, None)
+    for record in records:  # the agent's own doing: counted against it, in its own column
+        assert (record["outcome"], record["run_status"]) == ("timeout", "timed_out")
+        assert record["reason"] == "the adapter outlived its 0.5s time limit and was stopped"
         run = json.loads((out / "runs" / f"{record['order']:04d}" / "run" / "run.json").read_text())
         assert run["status"] == "timed_out" and run["timeout_s"] == 0.5
 
@@ -257,9 +265,9 @@ def test_a_baseline_that_fails_the_doctor_gives_infra_errors(apg: Any, tmp_path:
     out = tmp_path / "out"
     run_campaign(apg, spec, out)
     for record in attempts(out):  # never blamed on the agent, which never ran
-        assert record["status"] == "infra_error" and record["run_id"] is None
-        assert record["infra_error"].startswith("the doctor found drift after reset: ")
-        assert invite in record["infra_error"]
+        assert record["outcome"] == "infra_error" and record["run_id"] is None
+        assert record["reason"].startswith("the doctor found drift after reset: ")
+        assert invite in record["reason"]
 
 
 # ---------------------------------------------------------------------------- refusals

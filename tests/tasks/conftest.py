@@ -20,11 +20,14 @@ import pytest
 
 from ai_proving_ground.baselines.provision import provision
 from ai_proving_ground.baselines.store import baseline_dir
+from ai_proving_ground.paths import PROJECT_ROOT
 from ai_proving_ground.schemas import schema_errors
 from ai_proving_ground.sites.embedded.driver import EmbeddedSite
+from ai_proving_ground.tasks.dataset import load_dataset
 
 FIXTURE_SET = ["kb_docs", "canvas_home"]
 RUN_ID = "apg-run-20260718T101500Z-a1b2c3"
+SHIPPED_DATASET = PROJECT_ROOT / "datasets" / "build_tasks.yml"
 
 
 @pytest.fixture
@@ -39,8 +42,10 @@ RunWriter = Callable[..., Path]
 
 def write_run(approot: Path, run_id: str = RUN_ID, **fields: Any) -> Path:
     """``runs/<run_id>/run.json`` under the baseline directory; ``fields`` override the defaults."""
+    task_id = fields.get("task_id", "dv01_view_build")
     record: dict[str, Any] = {
-        "run_id": run_id, "status": "attempted", "task_id": "dv01_view_build",
+        "run_id": run_id, "status": "attempted", "task_id": task_id,
+        "task_sha256": load_dataset(SHIPPED_DATASET).task(task_id).sha256,
         "model": "anthropic/claude-sonnet-4", "started_at": "2026-07-18T10:15:00.000Z",
         "finished_at": "2026-07-18T10:20:00.000Z", "adapter_exit_code": 0, "attempted": True,
     }

@@ -296,6 +296,11 @@ def test_grader_tree_matches_the_provisioned_fingerprint(provisioned_fixtures_be
     assert changed.library["grader_tree_sha256"] != graded.library["grader_tree_sha256"]
 
 
+# What the envelope records of write_run_record's run.
+RUN_DETAILS = {"apg_run_status": "attempted", "apg_run_started_at": "2026-07-18T10:15:00.000Z",
+               "apg_run_finished_at": "2026-07-18T10:20:00.000Z", "apg_run_adapter_exit_code": "0"}
+
+
 def raise_oserror(*_args: Any, **_kwargs: Any) -> Any:
     raise OSError("dataset volume went away")
 
@@ -309,11 +314,13 @@ def test_dataset_provenance_unresolved(fixtures_bed: Path, grade: GradeFn, write
         monkeypatch.setattr(Dataset, "display_path", raise_oserror)
     else:
         monkeypatch.setattr(Task, "sha256", property(raise_oserror))
-    graded = grade(fixtures_bed, "dv01_view_build", f"--run={RUN_ID}")
+    # A task that cannot be hashed cannot be matched with the run's: only --force grades it.
+    force = ["--force"] if broken == "task_sha256" else []
+    graded = grade(fixtures_bed, "dv01_view_build", f"--run={RUN_ID}", *force)
     assert graded.rc == 0
     assert "APG_GRADE_DATASET_UNRESOLVED dataset volume went away\n" in graded.err
     assert graded.source == {"dataset_provenance": "unresolved: dataset volume went away",
-                             "apg_run_id": RUN_ID}
+                             "apg_run_id": RUN_ID, **RUN_DETAILS}
     # The verdict does not change, and the grader hashes are still there.
     assert graded.result["score_details"] == normal.result["score_details"]
     assert graded.library == normal.library

@@ -17,12 +17,12 @@ from __future__ import annotations
 import random
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import Any, ClassVar, NoReturn
 
-from ai_proving_ground.campaigns import hidden
 from ai_proving_ground.errors import ApgError
 from ai_proving_ground.schemas import validate_document
 from ai_proving_ground.settings import DEFAULT_SETTINGS, Settings
+from ai_proving_ground.tasks import hidden
 from ai_proving_ground.tasks.dataset import Dataset, Task, load_dataset, resolve_dataset_path
 from ai_proving_ground.yamlio import PathPart, YamlDocument, load_document
 
@@ -83,7 +83,9 @@ class Campaign:
 
 @dataclass(frozen=True)
 class Attempt:
-    """One cell of the matrix and one repeat of it."""
+    """One cell of the matrix and one repeat of it (a line of plan.jsonl)."""
+
+    SCHEMA: ClassVar[str] = "plan"
 
     index: int
     order: int
@@ -96,6 +98,13 @@ class Attempt:
     def as_plan(self) -> dict[str, Any]:
         return {"index": self.index, "order": self.order, "task_id": self.task_id,
                 "arm": self.arm, "agent": self.agent, "model": self.model, "repeat": self.repeat}
+
+    def as_json(self) -> dict[str, Any]:
+        return self.as_plan()
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> Attempt:
+        return cls(**data)
 
 
 # ---------------------------------------------------------------------------- loading

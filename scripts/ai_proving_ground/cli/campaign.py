@@ -6,8 +6,7 @@ the agent, verify, the model's diff, grade, the hidden verifier. It prints the c
 directory on stdout; each attempt's record is ``runs/<order>/attempt.json``. ``--dry-run``
 prints the ordered plan as JSON lines and touches nothing. The spec's format is
 ``scripts/ai_proving_ground/schemas/campaign.schema.json``; ``campaigns/example.yml`` is a
-smoke campaign. After the matrix, report.json and report.txt are written when the report
-module is installed.
+smoke campaign. After the matrix, report.json and report.txt are written beside the records.
 
 ``report`` prints the statistics of a campaign directory (offline: no bed needed).
 
@@ -20,16 +19,51 @@ not run at all (APG_CAMPAIGN_CANNOT_RUN: no usable bed, the output directory exi
 from __future__ import annotations
 
 import argparse
-import importlib
+import io
+import math
 import sys
 from collections.abc import Sequence
 from pathlib import Path
 
+from ai_proving_ground import report
+from ai_proving_ground.cli import campaign_report, site
 from ai_proving_ground.cli.common import ArgumentParser, run
-from ai_proving_ground.report import say
+from ai_proving_ground.fsutil import atomic_write_text
 from ai_proving_ground.settings import Settings
 
-REPORT_MODULE = "ai_proving_ground.campaigns.report"
+
+def positive_int(raw: str) -> int:
+    """An argparse type: a whole number of at least 1."""
+    try:
+        value = int(raw)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{raw!r} is not a whole number") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be 1 or more, not {value}")
+    return value
+
+
+def positive_seconds(raw: str) -> float:
+    """An argparse type: a finite number of seconds above 0 (never nan or inf)."""
+    try:
+        value = float(raw)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{raw!r} is not a number of seconds") from None
+    if not math.isfinite(value) or value <= 0:
+        raise argparse.ArgumentTypeError(f"must be a finite number of seconds above 0, not {raw}")
+    return value
+
+
+def site_step(approot: Path, argv: Sequence[str]) -> tuple[int, str]:
+    """One ``apg site`` command line on ``approot``, in-process (an arm's setup step): its exit
+    code and what it said on stderr; what it printed on stdout is dropped."""
+    out, err = io.StringIO(), io.StringIO()
+    with report.redirected(out, err):
+        try:
+            code = site.main(["--approot", str(approot), *argv])
+        except SystemExit as exc:  # argparse said why on (this thread's) stderr
+            code = exc.code if isinstance(exc.code, int) else 2
+    return code, err.getvalue()
 
 
 def build_parser() -> ArgumentParser:
@@ -39,10 +73,15 @@ def build_parser() -> ArgumentParser:
                                 parser_class=ArgumentParser)
     run_parser = sub.add_parser("run", help="run a campaign spec",
                                 description="run every attempt of a campaign spec")
-    # Lazy for start-up time: only `apg campaign run` needs the runner.
-    from ai_proving_ground.campaigns.runner import add_arguments
-
-    add_arguments(run_parser)
+    run_parser.add_argument("spec", metavar="SPEC", help="the campaign spec (YAML)")
+    run_parser.add_argument("--out", help="the campaign directory (new or empty; default "
+                            "build/campaigns/<name>-<UTC time>)")
+    run_parser.add_argument("--jobs", type=positive_int,
+                            help="parallel beds (default: the spec's jobs)")
+    run_parser.add_argument("--beds", help="where the beds go (new or empty; default a new "
+                            "folder in the system's temporary directory), apart from the records")
+    run_parser.add_argument("--dry-run", action="store_true",
+                            help="print the ordered plan as JSON lines and exit")
     sub.add_parser("report", help="print a campaign directory's statistics", add_help=False)
     return parser
 
@@ -50,35 +89,25 @@ def build_parser() -> ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     args_list = list(sys.argv[1:] if argv is None else argv)
     if args_list[:1] == ["report"]:
-        # The report module owns its own options; everything after "report" is passed on.
-        return _report(args_list[1:])
+        # The report owns its own options; everything after "report" is passed on.
+        return campaign_report.main(args_list[1:])
     args = build_parser().parse_args(args_list)
 
     def act() -> int:
-        # Lazy for start-up time, as above.
+        # Imported when a campaign runs, so ``apg campaign report`` and --help stay light.
         from ai_proving_ground.campaigns.runner import RunnerOptions, run_campaign
 
-        if args.jobs is not None and args.jobs < 1:
-            say("APG_USAGE", f"--jobs must be 1 or more, not {args.jobs}")
-            return 2
         options = RunnerOptions(spec_path=Path(args.spec), out=Path(args.out) if args.out else None,
                                 jobs=args.jobs, dry_run=args.dry_run,
-                                settings=Settings.from_environ())
-        return run_campaign(options)
+                                beds=Path(args.beds) if args.beds else None,
+                                settings=Settings.from_environ(), site_step=site_step)
+        result = run_campaign(options)
+        if result.report is not None and result.directory is not None:
+            atomic_write_text(result.directory / "report.txt",
+                              campaign_report.render_text(result.report))
+        return result.exit_code
 
     return run(act)
-
-
-def _report(argv: list[str]) -> int:
-    try:
-        module = importlib.import_module(REPORT_MODULE)
-    except ModuleNotFoundError as exc:
-        if exc.name != REPORT_MODULE:
-            raise
-        say("APG_CAMPAIGN_REPORT_UNAVAILABLE", f"{REPORT_MODULE} is not installed")
-        return 1
-    result: int = module.main(argv)
-    return result
 
 
 if __name__ == "__main__":

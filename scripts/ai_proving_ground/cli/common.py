@@ -8,7 +8,7 @@ import sys
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from ai_proving_ground import yamlio
+from ai_proving_ground import report, yamlio
 from ai_proving_ground.errors import ApgError
 
 
@@ -16,8 +16,8 @@ class ArgumentParser(argparse.ArgumentParser):
     """argparse that reports bad arguments with the APG_USAGE token and exit code 2."""
 
     def error(self, message: str) -> Any:  # argparse's signature says NoReturn
-        self.print_usage(sys.stderr)
-        print(f"APG_USAGE {self.prog}: {message}", file=sys.stderr)
+        self.print_usage(report.stderr())
+        print(f"APG_USAGE {self.prog}: {message}", file=report.stderr())
         raise SystemExit(2)
 
 
@@ -32,7 +32,7 @@ def run(action: Callable[[], int]) -> int:
     try:
         return action()
     except ApgError as exc:
-        print(str(exc), file=sys.stderr)
+        print(str(exc), file=report.stderr())
         return exc.exit_code
     except BrokenPipeError:
         return 1
@@ -43,7 +43,7 @@ def run(action: Callable[[], int]) -> int:
 
 def emit(data: Any, fmt: str) -> None:
     """Print data on stdout in the format drush would use."""
-    sys.stdout.write(render(data, fmt))
+    report.stdout().write(render(data, fmt))
 
 
 def render(data: Any, fmt: str) -> str:

@@ -2,9 +2,15 @@
 
 Prints one every_eval_ever 0.2.2 envelope on stdout, then saves it as grade.json in the run
 directory (with --run) and stores it in the results store (AI_PG_NO_IMPORT=1 skips storing).
+With --run, a run that recorded no attempt (status other than ``attempted``: the adapter exited
+non-zero, timed out, was refused) or whose recorded task hash differs from the task being graded
+is refused (APG_GRADE_RUN_INVALID, nothing stored) unless --force; the envelope records the run's
+status, timing and time limit. A task with a hidden verifier has it applied too (--no-hidden
+skips it): the verdict passes only when both pass; one that cannot run is APG_GRADE_HIDDEN_ERROR.
 Exit codes: 0 a verdict was emitted, pass or fail; 3 the task has no checks (APG_GRADE_SKIP);
-1 no grade (APG_GRADE_RUN_INVALID, a site failure); 2 usage (bad arguments, unknown task or
-dataset). APG_GRADE_NOT_SAVED and APG_GRADE_NOT_STORED never change the exit code.
+1 no grade (APG_GRADE_RUN_INVALID, APG_GRADE_HIDDEN_ERROR, a site failure); 2 usage (bad
+arguments, unknown task or dataset). APG_GRADE_NOT_SAVED and APG_GRADE_NOT_STORED never change
+the exit code.
 """
 
 from __future__ import annotations
@@ -31,6 +37,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--dataset", dest="dataset_option")
     parser.add_argument("--model", dest="model_option")
     parser.add_argument("--run", dest="run_id", help="grade a recorded attempt")
+    parser.add_argument("--force", action="store_true",
+                        help="grade a run that recorded no attempt, or whose task has changed")
+    parser.add_argument("--hidden", action=argparse.BooleanOptionalAction, default=True,
+                        help="apply the task's hidden verifier too, when it has one (default)")
     args = parser.parse_args(argv)
 
     def act() -> int:
@@ -39,7 +49,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         request = GradeRequest(approot=approot, task_id=args.task_id,
                                dataset=args.dataset or args.dataset_option,
                                model=args.model or args.model_option, run_id=args.run_id,
-                               settings=settings)
+                               settings=settings, force=args.force, hidden=args.hidden)
         envelope = grade(request, driver_for(approot, settings))
         check_envelope(envelope)
         sys.stdout.write(json.dumps(envelope, indent=2) + "\n")

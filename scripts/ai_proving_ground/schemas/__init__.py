@@ -22,10 +22,14 @@ def load_schema(name: str) -> dict[str, Any]:
     return data
 
 
+@functools.cache
+def _validator(name: str) -> jsonschema.Draft202012Validator:
+    return jsonschema.Draft202012Validator(load_schema(name))
+
+
 def schema_errors(data: Any, name: str) -> list[jsonschema.ValidationError]:
     """Every violation, in document order."""
-    validator = jsonschema.Draft202012Validator(load_schema(name))
-    return sorted(validator.iter_errors(data), key=lambda e: [str(p) for p in e.absolute_path])
+    return sorted(_validator(name).iter_errors(data), key=lambda e: [str(p) for p in e.absolute_path])
 
 
 def validate_document(doc: YamlDocument, name: str, token: str) -> None:

@@ -7,9 +7,11 @@ never change the verdict or the exit code (their failures are reported on stderr
 from __future__ import annotations
 
 import json
+import os
 import re
 import secrets
 import sys
+import tempfile
 import time
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -27,9 +29,10 @@ from ai_proving_ground.schemas import schema_errors
 from ai_proving_ground.settings import DEFAULT_SETTINGS, Settings
 from ai_proving_ground.sites.base import SiteDriver
 from ai_proving_ground.tasks import checks as checks_module
-from ai_proving_ground.tasks import results
+from ai_proving_ground.tasks import hidden, results
 from ai_proving_ground.tasks.checks import CheckResult, run_checks
 from ai_proving_ground.tasks.dataset import Dataset, Task, resolve_task
+from ai_proving_ground.tasks.run import site_command
 
 RUN_ID = re.compile(r"^apg-run-[0-9]{8}T[0-9]{6}Z-[0-9a-f]{6}$")
 SKIP_EXIT = 3
@@ -43,6 +46,10 @@ class GradeRequest:
     model: str | None = None
     run_id: str | None = None
     settings: Settings = field(default=DEFAULT_SETTINGS, compare=False)
+    # Grade a run that recorded no attempt, or whose task changed since (never by default).
+    force: bool = False
+    # Apply the task's hidden verifier too, when it has one (a campaign runs its own).
+    hidden: bool = True
 
 
 def _run_invalid(reason: str) -> ApgError:
@@ -71,6 +78,26 @@ def load_run(approot: Path, run_id: str, task_id: str, model: str | None,
     return record
 
 
+def check_run_happened(record: dict[str, Any], task: Task, force: bool) -> None:
+    """Only an attempt is graded, and only against the task that ran (``force`` overrides)."""
+    if force:
+        return
+    run_id, status = record.get("run_id"), record.get("status")
+    if status != "attempted":
+        raise _run_invalid(f"run {run_id} recorded no attempt (status {status!r}, adapter exit "
+                           f"{record.get('adapter_exit_code')}); nothing was graded or stored. "
+                           "Pass --force to grade its bed anyway")
+    try:
+        current = task.sha256
+    except (OSError, ValueError) as exc:  # a task that cannot be hashed cannot be matched
+        current = f"unresolved ({exc})"
+    if record.get("task_sha256") != current:
+        raise _run_invalid(f"run {run_id} attempted task {task.id} with sha256 "
+                           f"{record.get('task_sha256')}, but the dataset's task {task.id} now has "
+                           f"sha256 {current}; grade it against the dataset it ran, or pass "
+                           "--force")
+
+
 def grade(request: GradeRequest, driver: SiteDriver) -> dict[str, Any]:
     """The envelope for one graded attempt; a task without checks raises APG_GRADE_SKIP."""
     run = (load_run(request.approot, request.run_id, request.task_id, request.model,
@@ -81,8 +108,34 @@ def grade(request: GradeRequest, driver: SiteDriver) -> dict[str, Any]:
     if not task.checks:
         raise ApgError("APG_GRADE_SKIP", f"task {task.id} has no checks; nothing was graded",
                        exit_code=SKIP_EXIT)
+    if run is not None:
+        check_run_happened(run, task, request.force)
     outcome = run_checks(task.checks, driver, request.approot)
-    return build_envelope(request, dataset, task, outcome, model, run)
+    envelope = build_envelope(request, dataset, task, outcome, model, run)
+    if request.hidden:
+        apply_hidden(envelope, request.approot, dataset, task)
+    return envelope
+
+
+def apply_hidden(envelope: dict[str, Any], approot: Path, dataset: Dataset, task: Task) -> None:
+    """Run the task's hidden verifier (when it has one) and fold it into the verdict: a pass
+    needs both the public checks and the hidden verifier, as in a campaign."""
+    details = envelope["evaluation_results"][0]["score_details"]
+    verifier = hidden.resolve_verifier(dataset, task)
+    if verifier is None:
+        details["details"]["hidden_verifier"] = "absent"
+        return
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("AI_PG_", "GIT_"))}
+    with tempfile.TemporaryDirectory(prefix="apg-hidden-") as scratch:
+        result = hidden.run_hidden(approot, verifier, env, Path(scratch), site_command())
+    if result.status == "error":
+        raise ApgError("APG_GRADE_HIDDEN_ERROR", f"task {task.id}: the hidden verifier could not "
+                       f"run a command: {result.checks[-1].get('error')}; no verdict")
+    details["details"]["hidden_verifier"] = result.status
+    details["details"]["hidden_checks"] = json.dumps(result.checks, sort_keys=True)
+    if result.status != "pass":
+        details["score"] = 0.0
+        details["details"]["verdict"] = "fail"
 
 
 def _dataset_provenance(request: GradeRequest, dataset: Dataset, task: Task) -> dict[str, str]:
@@ -176,6 +229,7 @@ def build_envelope(request: GradeRequest, dataset: Dataset, task: Task,
     source_details = _dataset_provenance(request, dataset, task)
     if request.run_id:
         source_details["apg_run_id"] = request.run_id
+        source_details.update(_run_details(run or {}))
     failed = [r.id for r in outcome if not r.passed]
     name = f"{dataset.name}.{task.id}"
     return {
@@ -221,6 +275,15 @@ def build_envelope(request: GradeRequest, dataset: Dataset, task: Task,
             },
         }],
     }
+
+
+def _run_details(run: dict[str, Any]) -> dict[str, str]:
+    """What the run recorded about itself: its status, timing and time limit (as strings)."""
+    found = {"apg_run_status": run.get("status"), "apg_run_started_at": run.get("started_at"),
+             "apg_run_finished_at": run.get("finished_at"),
+             "apg_run_timeout_s": run.get("timeout_s"),
+             "apg_run_adapter_exit_code": run.get("adapter_exit_code")}
+    return {key: str(value) for key, value in found.items() if value is not None}
 
 
 def check_envelope(envelope: dict[str, Any]) -> None:

@@ -42,7 +42,7 @@ from typing import IO, Any, TextIO
 
 import yaml
 
-from ai_proving_ground import proc
+from ai_proving_ground import proc, report
 from ai_proving_ground.baselines.store import runs_dir
 from ai_proving_ground.errors import ApgError
 from ai_proving_ground.fsutil import atomic_write_json, atomic_write_text
@@ -336,11 +336,11 @@ def _spawn(plan: _Plan, run_dir: Path, env: dict[str, str]) -> int | None:
     except proc.CannotStart as exc:
         say("APG_RUN_NO_ATTEMPT", f"adapter {plan.adapter.name!r} {exc} ({plan.adapter.path})")
         return None
-    echo_out = sys.stderr if plan.options.echo_stdout_to_stderr else sys.stdout
+    echo_out = report.stderr() if plan.options.echo_stdout_to_stderr else report.stdout()
     process = child.process
     assert process.stdout is not None and process.stderr is not None
     pumps = [_pump(process.stdout, run_dir / TRANSCRIPTS["stdout"], echo_out),
-             _pump(process.stderr, run_dir / TRANSCRIPTS["stderr"], sys.stderr)]
+             _pump(process.stderr, run_dir / TRANSCRIPTS["stderr"], report.stderr())]
     try:
         with plan.options.children.holding(child):
             code = child.wait(plan.options.timeout_s)

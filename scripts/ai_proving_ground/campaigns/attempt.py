@@ -1,0 +1,300 @@
+"""One campaign attempt on one job's bed, phase by phase, every product step in-process.
+
+1. verify --restore against the job's escrow (its hashes checked first); 2. reset and the
+doctor; 3. the arm's setup steps (``apg site`` command lines, run in-process); 4. the agent
+(``run_task``, whose adapter is the only child besides the verifier), then everything it started
+is stopped; 5. verify again; 6. ``model.diff`` and ``config.json``: what the model left, before
+any hidden overlay; 7. grade (public checks); 8. the hidden verifier, when the task has one.
+What each phase established goes into :class:`outcome.Facts`; :func:`outcome.decide` gives the
+one outcome. Diagnostics of every step land in the attempt's ``steps.log``.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import threading
+import traceback
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+from ai_proving_ground import proc, report
+from ai_proving_ground.baselines.reset import reset
+from ai_proving_ground.campaigns.beds import Job, child_env
+from ai_proving_ground.campaigns.escrowed import Verdict
+from ai_proving_ground.campaigns.outcome import NOT_STARTED_EXIT_CODES, Facts, decide
+from ai_proving_ground.campaigns.records import AttemptRecord, CampaignFiles
+from ai_proving_ground.campaigns.spec import Attempt, Campaign
+from ai_proving_ground.doctor import diagnose
+from ai_proving_ground.errors import ApgError
+from ai_proving_ground.fsutil import atomic_write_bytes, atomic_write_json
+from ai_proving_ground.records import write_record
+from ai_proving_ground.settings import Settings
+from ai_proving_ground.sites.embedded.driver import EmbeddedSite
+from ai_proving_ground.tasks import hidden
+from ai_proving_ground.tasks.grade import GradeRequest, check_envelope, grade
+from ai_proving_ground.tasks.run import RunOptions, now_iso, run_task, site_command
+
+# Runs one ``apg site`` command line on a bed: (exit code, what it said on stderr).
+SiteStep = Callable[[Path, Sequence[str]], tuple[int, str]]
+
+
+@dataclass
+class Context:
+    """What every job shares; read-only once the attempts start, except the stop flag."""
+
+    campaign: Campaign
+    files: CampaignFiles
+    template: Path
+    tag: str
+    settings: Settings
+    site_step: SiteStep
+    stop: threading.Event = field(default_factory=threading.Event)
+    children: proc.Children = field(default_factory=proc.Children)
+
+
+class _Setup(Exception):
+    """The attempt could not be set up (or was interrupted): an infrastructure error."""
+
+
+class _Evidence(Exception):
+    """The agent's work could not be captured or graded: an infrastructure error."""
+
+
+class AttemptRun:
+    """One attempt; :meth:`run` returns its record, written last, new-then-rename."""
+
+    def __init__(self, context: Context, job: Job | None, attempt: Attempt) -> None:
+        self.context = context
+        self.job = job
+        self.attempt = attempt
+        self.directory = context.files.attempt_dir(attempt.order)
+        self.directory.mkdir(parents=True, exist_ok=True)
+        self.verifier = context.campaign.verifiers.get(attempt.task_id)
+        self.record = AttemptRecord.planned(attempt, now_iso(), self.verifier is not None)
+        self.facts = Facts(hidden_status="absent" if self.verifier is None else "not_run")
+        self.verify: dict[str, Any] = {}
+        self.run_dir: Path | None = None
+        self.model_diff = b""
+        # Why the job's bed must be replaced after this attempt ("tampered", "reset-failed").
+        self.set_aside: str | None = None
+
+    # -- driving
+
+    def run(self) -> AttemptRecord:
+        with (self.directory / "steps.log").open("a", encoding="utf-8") as log, \
+                report.redirected(log, log):
+            try:
+                self._phases()
+            except _Setup as exc:
+                self._note(setup_error=str(exc))
+            except _Evidence as exc:
+                self._note(evidence_error=str(exc))
+            except Exception as exc:  # a bug in one attempt must not take the campaign down
+                log.write(traceback.format_exc())
+                self._note(setup_error=f"unexpected {type(exc).__name__}: {exc}")
+            finally:
+                self._collect_run_dir()
+        return self.conclude()
+
+    def fail(self, reason: str) -> AttemptRecord:
+        """An attempt that never got a bed (no usable bed was left to run it)."""
+        self._note(setup_error=reason)
+        return self.conclude()
+
+    def conclude(self) -> AttemptRecord:
+        outcome, reason = decide(self.facts)
+        if self.context.stop.is_set() and outcome == "infra_error" and "interrupted" not in reason:
+            reason = f"interrupted ({reason})"
+        self.record = replace(self.record, outcome=outcome, reason=reason,
+                              tampered=outcome == "tampered", finished_at=now_iso())
+        if self.verify:
+            atomic_write_json(self.directory / "verify.json", self.verify)
+        write_record(self.context.files.attempt(self.attempt.order), self.record)
+        return self.record
+
+    def _note(self, **facts: Any) -> None:
+        self.facts = replace(self.facts, **facts)
+
+    def _phases(self) -> None:
+        self._verify_before()
+        self._reset()
+        self._arm_setup()
+        self._run_agent()
+        if self.context.stop.is_set():
+            raise _Setup("interrupted while the agent ran")
+        if self._verify_after():
+            self.set_aside = "tampered"
+            self._capture()  # evidence only: never graded, never verified further
+            return
+        self._capture()
+        if self._agent_ran():
+            self._grade()
+        if self.facts.run_status == "attempted":
+            self._hidden()
+
+    def _agent_ran(self) -> bool:
+        """Whether there is the agent's work to grade (as evidence, when it recorded no attempt)."""
+        code = self.facts.adapter_exit_code
+        return (self.facts.run_status in ("attempted", "no_attempt", "timed_out")
+                and code is not None and code not in NOT_STARTED_EXIT_CODES)
+
+    @property
+    def _job(self) -> Job:
+        assert self.job is not None and self.job.escrowed is not None
+        return self.job
+
+    # -- phases
+
+    def _verify_before(self) -> None:
+        verdict = self._escrow_verify("before", restore=True)
+        if not verdict.ok:
+            raise _Setup(f"verify before the attempt failed: {verdict.tokens()}")
+
+    def _reset(self) -> None:
+        job, fixtures = self._job, self.context.campaign.fixtures
+        try:
+            outcome = reset(job.bed, fixtures, EmbeddedSite(job.bed), job.settings)
+        except ApgError as exc:
+            self.set_aside = "reset-failed"
+            raise _Setup(f"reset failed: {exc}") from None
+        if outcome.failures:
+            self.set_aside = "reset-failed"
+            raise _Setup(f"reset failed: {'; '.join(outcome.failures)}")
+        # The known state must hold before an agent sees the bed: drift here is the bed's fault.
+        verdict = diagnose(job.bed, fixtures, EmbeddedSite(job.bed), job.settings)
+        if not verdict["healthy"]:
+            self.set_aside = "reset-failed"
+            raise _Setup(f"the doctor found drift after reset: {_drifted(verdict)}")
+
+    def _arm_setup(self) -> None:
+        arm = self.context.campaign.spec.arm(self.attempt.arm)
+        for number, args in enumerate(arm.setup, start=1):
+            code, said = self.context.site_step(self._job.bed, args)
+            report.stderr().write(f"$ apg site {' '.join(args)}\n{said}[exit {code}]\n")
+            if code != 0:
+                tokens = [line for line in said.splitlines() if line.startswith("APG_")]
+                raise _Setup(f"arm {arm.name} setup step {number} ({args[0]}) failed: "
+                             f"{' | '.join(tokens[-3:]) or f'exit {code}'}")
+
+    def _run_agent(self) -> None:
+        job, spec = self._job, self.context.campaign.spec
+        arm = spec.arm(self.attempt.arm)
+        options = RunOptions(task_id=self.attempt.task_id, approot=job.bed,
+                             agent=self.attempt.agent, dataset=str(self.context.campaign.dataset.path),
+                             model=self.attempt.model, echo_stdout_to_stderr=True,
+                             extra_env=arm.agent_env, timeout_s=spec.agent_timeout_s,
+                             children=self.context.children, settings=job.settings)
+        with (self.directory / "agent.log").open("w", encoding="utf-8") as log, \
+                report.redirected(log, log):
+            try:
+                outcome = run_task(options)
+            except ApgError as exc:
+                raise _Setup(f"the adapter could not be run: {exc}") from None
+        self.run_dir = outcome.run_dir
+        run = outcome.record
+        code = run.get("adapter_exit_code")
+        self.record = replace(self.record, run_id=run["run_id"], run_status=run["status"],
+                              adapter_exit_code=code)
+        said = _last_line(outcome.run_dir / "stderr.log") if code in NOT_STARTED_EXIT_CODES else ""
+        self._note(run_status=run["status"], adapter_exit_code=code, adapter_said=said,
+                   timeout_s=spec.agent_timeout_s)
+
+    def _verify_after(self) -> bool:
+        """True when judging code changed; a baseline mismatch is restored."""
+        verdict = self._escrow_verify("after", restore=False)
+        if verdict.ok:
+            return False
+        if verdict.tampered:
+            self._note(tampered=verdict.tokens())
+            report.say("APG_CAMPAIGN_TAMPERED", f"attempt {self.attempt.order:04d}: {verdict.tokens()}")
+            return True
+        restored = self._escrow_verify("after_restore", restore=True)
+        if not restored.ok:
+            raise _Evidence(f"verify after the attempt failed and --restore did not repair it: "
+                            f"{restored.tokens()}")
+        return False
+
+    def _escrow_verify(self, when: str, restore: bool) -> Verdict:
+        job = self._job
+        assert job.escrowed is not None
+        verdict = job.escrowed.verify(job.bed, restore, child_env(os.environ))
+        self.verify[when] = verdict.as_json()
+        return verdict
+
+    def _capture(self) -> None:
+        """model.diff and config.json: the model's own work, before any hidden overlay."""
+        bed = self._job.bed
+        try:
+            self.model_diff = hidden.model_diff(bed, self.context.tag, child_env(os.environ),
+                                                self.directory / ".scratch")
+            config = EmbeddedSite(bed).all_config()
+        except ApgError as exc:
+            raise _Evidence(f"could not capture the model's work: {exc.message}") from None
+        atomic_write_bytes(self.directory / "model.diff", self.model_diff)
+        atomic_write_json(self.directory / "config.json", config)
+
+    def _grade(self) -> None:
+        """The public checks, in-process; a run that recorded no attempt is graded as evidence."""
+        job = self._job
+        request = GradeRequest(approot=job.bed, task_id=self.attempt.task_id,
+                               dataset=str(self.context.campaign.dataset.path),
+                               run_id=self.record.run_id, settings=job.settings,
+                               force=self.facts.run_status != "attempted", hidden=False)
+        try:
+            envelope = grade(request, EmbeddedSite(job.bed))
+            check_envelope(envelope)
+        except ApgError as exc:
+            raise _Evidence(f"grade failed: {exc}") from None
+        # The harness's own copy of the envelope (the bed's can be rewritten).
+        atomic_write_json(self.directory / "grade.json", envelope)
+        score = float(envelope["evaluation_results"][0]["score_details"]["score"])
+        self.record = replace(self.record, score=score)
+        self._note(score=score)
+
+    def _hidden(self) -> None:
+        if self.verifier is None:
+            return
+        bed, env = self._job.bed, child_env(os.environ)
+        outcome = hidden.run_hidden(bed, self.verifier, env, self.directory / ".scratch",
+                                    site_command())
+        if hidden.model_diff(bed, self.context.tag, env, self.directory / ".scratch") != self.model_diff:
+            outcome.warnings.append("APG_CAMPAIGN_HIDDEN_RESIDUE the bed's diff differs from "
+                                    "model.diff after restoring the snapshot")
+        self.record = replace(self.record, hidden=outcome.summary())
+        self._note(hidden_status=outcome.status)
+        atomic_write_json(self.directory / "hidden.json", {
+            **outcome.summary(), "patch": self.verifier.patch_ref,
+            "commands": [list(c) for c in self.verifier.commands],
+            "timeout_s": self.verifier.timeout_s, "restore_warnings": outcome.warnings})
+
+    def _collect_run_dir(self) -> None:
+        """Move the bed's run directory here (the next agent on this bed must not read this
+        attempt's prompt, transcripts or grade) and keep a copy of run.json beside the record."""
+        shutil.rmtree(self.directory / ".scratch", ignore_errors=True)
+        source = self.run_dir
+        if source is None or not source.is_dir():
+            return
+        try:
+            shutil.move(str(source), str(self.directory / "run"))
+            shutil.copy2(self.directory / "run" / "run.json", self.directory / "run.json")
+        except OSError as exc:
+            report.say("APG_CAMPAIGN_RUN_NOT_COLLECTED", f"{source}: {exc}")
+
+
+def _drifted(verdict: dict[str, Any]) -> str:
+    """The failing doctor checks and their subjects, in one line."""
+    failing = [c for c in verdict["checks"] if c.get("status") == "fail"]
+    return "; ".join(f"{c['name']}: " + ", ".join(str(d.get("subject")) for d in
+                                                  c.get("drift", [])[:5]) for c in failing)
+
+
+def _last_line(path: Path) -> str:
+    """The last line the adapter wrote (it says why, e.g. which CLI is missing)."""
+    try:
+        lines = [line for line in path.read_text("utf-8", errors="replace").splitlines() if line.strip()]
+    except OSError:
+        return "no stderr transcript"
+    return lines[-1][-300:] if lines else "it printed nothing on stderr"

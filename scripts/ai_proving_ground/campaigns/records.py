@@ -1,0 +1,183 @@
+"""A campaign's records: where each file lives, and campaign.json and attempt.json as values.
+
+``CampaignFiles`` is the one owner of the campaign directory's layout; ``CampaignRecord``
+(``schemas/campaign_record.schema.json``) and ``AttemptRecord`` (``schemas/attempt.schema.json``)
+are written with :func:`records.write_record` and read with :func:`records.read_record`, so the
+runner and the report share one definition. The plan's lines are :class:`spec.Attempt` values
+(``schemas/plan.schema.json``).
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any, ClassVar
+
+from ai_proving_ground.campaigns.spec import Attempt, Campaign
+from ai_proving_ground.errors import ApgError
+from ai_proving_ground.fsutil import atomic_write_text
+from ai_proving_ground.records import RECORD_INVALID, parse_record, read_record
+
+OUTCOMES = ("pass", "fail", "timeout", "tampered", "no_attempt", "infra_error")
+# Outcomes the agent is answerable for: they count in k/n (only "pass" counts in k).
+JUDGED = ("pass", "fail", "timeout", "tampered", "no_attempt")
+
+
+@dataclass(frozen=True)
+class CampaignFiles:
+    """The campaign directory: the records it holds and where each attempt's files go."""
+
+    directory: Path
+
+    @property
+    def campaign(self) -> Path:
+        return self.directory / "campaign.json"
+
+    @property
+    def spec(self) -> Path:
+        return self.directory / "spec.yml"
+
+    @property
+    def plan(self) -> Path:
+        return self.directory / "plan.jsonl"
+
+    @property
+    def setup(self) -> Path:
+        return self.directory / "setup.json"
+
+    @property
+    def runs(self) -> Path:
+        return self.directory / "runs"
+
+    @property
+    def logs(self) -> Path:
+        return self.directory / "logs"
+
+    @property
+    def escrow(self) -> Path:
+        return self.directory / "escrow"
+
+    def attempt_dir(self, order: int) -> Path:
+        return self.runs / f"{order:04d}"
+
+    def attempt(self, order: int) -> Path:
+        return self.attempt_dir(order) / "attempt.json"
+
+
+@dataclass(frozen=True)
+class CampaignRecord:
+    """campaign.json: the campaign as resolved, written before the first attempt."""
+
+    SCHEMA: ClassVar[str] = "campaign_record"
+
+    name: str
+    seed: int
+    dataset: dict[str, str]
+    arms: list[str]
+    compare: list[str]
+    tasks: list[str]
+    agents: list[str]
+    models: list[str | None]
+    repeats: int
+    jobs: int
+    created_at: str
+
+    @classmethod
+    def of(cls, campaign: Campaign, jobs: int, created_at: str) -> CampaignRecord:
+        spec, dataset = campaign.spec, campaign.dataset
+        return cls(name=spec.name, seed=spec.seed,
+                   dataset={"name": dataset.name, "path": str(dataset.path),
+                            "sha256": dataset.sha256},
+                   arms=[arm.name for arm in spec.arms], compare=list(spec.compare),
+                   tasks=[task.id for task in campaign.tasks], agents=list(spec.agents),
+                   models=list(spec.models), repeats=spec.repeats, jobs=jobs,
+                   created_at=created_at)
+
+    def as_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> CampaignRecord:
+        record = cls(**data)
+        baseline, treatment = record.compare
+        if baseline == treatment or not {baseline, treatment} <= set(record.arms):
+            raise ApgError(RECORD_INVALID, f"compare {record.compare} must name two different "
+                           f"declared arms {record.arms}")
+        return record
+
+
+@dataclass
+class AttemptRecord:
+    """attempt.json: one attempt's single outcome, its reason and the facts behind it."""
+
+    SCHEMA: ClassVar[str] = "attempt"
+
+    index: int
+    order: int
+    task_id: str
+    arm: str
+    agent: str
+    model: str | None
+    repeat: int
+    outcome: str
+    reason: str
+    started_at: str
+    finished_at: str | None = None
+    score: float | None = None
+    hidden: dict[str, Any] = field(default_factory=lambda: {"status": "absent", "checks": []})
+    run_id: str | None = None
+    run_status: str | None = None
+    adapter_exit_code: int | None = None
+    tampered: bool = False
+
+    @classmethod
+    def planned(cls, attempt: Attempt, started_at: str, has_hidden: bool) -> AttemptRecord:
+        """The record of an attempt not yet decided (an infra error until it is)."""
+        return cls(**attempt.as_plan(), outcome="infra_error", reason="not finished",
+                   started_at=started_at,
+                   hidden={"status": "not_run" if has_hidden else "absent", "checks": []})
+
+    @property
+    def cell(self) -> tuple[str, str, str, str | None]:
+        return (self.task_id, self.arm, self.agent, self.model)
+
+    @property
+    def identity(self) -> tuple[str, str, str, str | None, int]:
+        return (*self.cell, self.repeat)
+
+    def as_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> AttemptRecord:
+        return cls(**data)
+
+
+def write_plan(path: Path, attempts: list[Attempt]) -> None:
+    atomic_write_text(path, "".join(json.dumps(a.as_plan(), sort_keys=True) + "\n"
+                                    for a in attempts))
+
+
+def read_plan(path: Path) -> list[Attempt]:
+    """plan.jsonl's attempts; a bad line raises APG_RECORD_INVALID naming the file and line."""
+    try:
+        lines = path.read_text(encoding="utf-8").splitlines()
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ApgError(RECORD_INVALID, f"{path} is not readable ({exc})") from None
+    planned = []
+    for number, line in enumerate(lines, start=1):
+        try:
+            data = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise ApgError(RECORD_INVALID, f"{path}:{number}: not JSON ({exc})") from None
+        planned.append(parse_record(data, Attempt, f"{path}:{number}"))
+    return planned
+
+
+def read_campaign(files: CampaignFiles) -> CampaignRecord:
+    return read_record(files.campaign, CampaignRecord)
+
+
+def read_attempt(path: Path) -> AttemptRecord:
+    return read_record(path, AttemptRecord)

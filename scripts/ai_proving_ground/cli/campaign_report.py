@@ -1,0 +1,120 @@
+"""``apg campaign report DIR [--json]``: a campaign's statistics, recomputed from its records.
+
+Works offline on a copied campaign directory (no bed needed). Every attempt's one outcome is
+counted in its own column; k/n counts pass, fail, timeout, tampered and no_attempt, never an
+infra_error; completeness is checked against plan.jsonl (``missing``); a record whose fields
+disagree with its outcome is a warning naming it. See ``campaigns/report.py`` for the numbers.
+
+Exit codes: 0 report printed; 1 APG_CAMPAIGN_INVALID (campaign.json or plan.jsonl unreadable or
+off-schema); 2 APG_CAMPAIGN_NOT_FOUND (no campaign.json in DIR) or usage.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from ai_proving_ground.campaigns.records import OUTCOMES
+from ai_proving_ground.campaigns.report import HIDDEN_STATUSES, SMALL_N, build_report, summary_line
+from ai_proving_ground.cli.common import ArgumentParser, render, run
+
+# Short column names for the outcome counts, in OUTCOMES order.
+_SHORT = {"pass": "pass", "fail": "fail", "timeout": "t/o", "tampered": "tamp",
+          "no_attempt": "no_att", "infra_error": "infra"}
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = ArgumentParser(prog="apg campaign report", description=__doc__,
+                            formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("dir", help="the campaign directory (holds campaign.json and runs/)")
+    parser.add_argument("--json", action="store_true", help="print the report as JSON")
+    args = parser.parse_args(argv)
+
+    def act() -> int:
+        report = build_report(Path(args.dir))
+        print(json.dumps(report, indent=2, ensure_ascii=False) if args.json
+              else render_text(report), end="\n" if args.json else "")
+        return 0
+
+    return run(act)
+
+
+def render_text(report: dict[str, Any]) -> str:
+    campaign, totals = report["campaign"], report["totals"]
+    lines = [f"Campaign {campaign['name']} (seed {campaign['seed']}): {summary_line(totals)}; "
+             f"{totals['judged']} judged (k/n), {totals['infra_error']} infra errors never "
+             "counted against the agent",
+             "", "Cells: k/n rate [95% Wilson]; outcomes; hidden verifier "
+             + "/".join(HIDDEN_STATUSES)]
+    cells = [{"task": c["task_id"], "arm": c["arm"], "agent": c["agent"],
+              "model": _model(c["model"]), "result": _result(c),
+              **{_SHORT[o]: c["outcomes"][o] for o in OUTCOMES},
+              "hidden": "/".join(str(c["hidden"][s]) for s in HIDDEN_STATUSES)}
+             for c in report["cells"]]
+    lines.append(render(cells, "table").rstrip("\n") if cells else "(no attempts recorded)")
+    if report["arms"]:
+        lines += ["", "Arms pooled over tasks: k/n rate [95% Wilson]; pass^k over tasks as cases"]
+        arms = [{"arm": r["arm"], "agent": r["agent"], "model": _model(r["model"]),
+                 "result": _result(r),
+                 "pass^k": "-" if r["pass_hat_k"] is None
+                 else f"{r['pass_hat_k']:.2f} ({_plural(r['pass_hat_k_cases'], 'task')})",
+                 "infra": r["infra_errors"]} for r in report["arms"]]
+        lines.append(render(arms, "table").rstrip("\n"))
+    lines += ["", *_effect_lines(report)]
+    lines += [f"  unreadable: {u['file']}: {u['reason']}" for u in report["unreadable"]]
+    if report["missing"]:
+        lines.append(f"  missing: {_plural(len(report['missing']), 'planned attempt')} without a "
+                     f"record (orders {', '.join(str(m['order']) for m in report['missing'][:20])})")
+    notes = [f"warning: {w}" for w in report["warnings"]] + _notes(report)
+    return "\n".join(lines + (["", *notes] if notes else [])) + "\n"
+
+
+def _effect_lines(report: dict[str, Any]) -> list[str]:
+    baseline, treatment = report["campaign"]["compared"]
+    if not report["effects"]:
+        return [f"Effect {treatment} − {baseline}: no judged attempts to compare"]
+    lines = []
+    for e in report["effects"]:
+        head = f"Effect {e['treatment']} − {e['baseline']} ({e['agent']}, {_model(e['model'])}): "
+        if e["difference"] is None:
+            lines.append(head + f"not computed, {e['reason']}")
+            continue
+        rates = (f"{e['treatment']} {e['treatment_rate']:.2f}, "
+                 f"{e['baseline']} {e['baseline_rate']:.2f}")
+        lines.append(head + f"{e['difference']:+.2f} [{e['low']:+.2f}, {e['high']:+.2f}] ({rates}; "
+                     f"{e['level']:.0%} case-level bootstrap over {_plural(e['cases'], 'task')}, "
+                     f"{e['resamples']} resamples, seed {e['seed']})")
+    return lines
+
+
+def _notes(report: dict[str, Any]) -> list[str]:
+    notes = []
+    small = [c for c in report["cells"] if c["n"] < SMALL_N]
+    if small:
+        notes.append(f"note: {len(small)} of {len(report['cells'])} cells have n < {SMALL_N} "
+                     "judged attempts; their Wilson intervals are wide, read them before the rates")
+    if any(e["difference"] is not None and e["cases"] < SMALL_N for e in report["effects"]):
+        notes.append(f"note: an effect over fewer than {SMALL_N} tasks has a rough bootstrap "
+                     "interval (percentile intervals over few cases run narrow)")
+    return notes
+
+
+def _result(row: dict[str, Any]) -> str:
+    low, high = row["wilson"]
+    rate = "-" if row["rate"] is None else f"{row['rate']:.2f}"
+    return f"{row['k']}/{row['n']} {rate} [{low:.2f}, {high:.2f}]"
+
+
+def _plural(count: int, noun: str) -> str:
+    return f"{count} {noun}" + ("" if count == 1 else "s")
+
+
+def _model(model: str | None) -> str:
+    return "(default)" if model is None else model
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,70 @@
+"""Records the product writes: each one a dataclass plus a JSON Schema in ``schemas/``.
+
+A record class names its schema (``SCHEMA``) and converts itself to and from JSON data
+(``as_json`` / ``from_json``). :func:`write_record` checks the data against the schema before
+writing it new-then-rename (a record that breaks its own schema is a bug, never written);
+:func:`read_record` checks what it reads the same way, so a reader gets a typed value or one
+error naming the file and the JSON path, never a dict it must re-check field by field.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any, ClassVar, Protocol, TypeVar
+
+from ai_proving_ground.errors import ApgError
+from ai_proving_ground.fsutil import atomic_write_json
+from ai_proving_ground.schemas import schema_errors
+from ai_proving_ground.yamlio import json_path
+
+RECORD_INVALID = "APG_RECORD_INVALID"
+
+
+class Record(Protocol):
+    SCHEMA: ClassVar[str]
+
+    def as_json(self) -> dict[str, Any]: ...
+
+
+R = TypeVar("R", bound="Readable")
+
+
+class Readable(Record, Protocol):
+    @classmethod
+    def from_json(cls: type[R], data: dict[str, Any]) -> R: ...
+
+
+def problems(data: Any, schema: str) -> list[str]:
+    """Each violation of ``schema`` as ``$.path: message``, in document order."""
+    return [f"{json_path(list(e.absolute_path))}: {e.message}" for e in schema_errors(data, schema)]
+
+
+def write_record(path: Path, record: Record) -> None:
+    """Check ``record`` against its schema, then write it new-then-rename."""
+    data = record.as_json()
+    found = problems(data, record.SCHEMA)
+    if found:
+        raise ApgError(RECORD_INVALID, f"{path}: the {record.SCHEMA} record breaks its own schema "
+                       f"(a bug): {'; '.join(found[:5])}")
+    atomic_write_json(path, data)
+
+
+def parse_record(data: Any, cls: type[R], where: str) -> R:
+    """``data`` as a ``cls``; a violation raises naming ``where`` and the JSON path."""
+    found = problems(data, cls.SCHEMA)
+    if found:
+        raise ApgError(RECORD_INVALID, f"{where}: not a valid {cls.SCHEMA} record: "
+                       f"{'; '.join(found[:5])}")
+    return cls.from_json(data)
+
+
+def read_record(path: Path, cls: type[R]) -> R:
+    """The record in ``path``; unreadable, not JSON or off-schema raises APG_RECORD_INVALID."""
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise ApgError(RECORD_INVALID, f"{path} is missing") from None
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise ApgError(RECORD_INVALID, f"{path} is not readable JSON ({exc})") from None
+    return parse_record(data, cls, str(path))
