@@ -10,83 +10,22 @@ from __future__ import annotations
 import json
 import shutil
 import textwrap
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
+from campaign_kit import EXAMPLE, attempts, reference_step, run_campaign, write_spec
 
-from ai_proving_ground.baselines.provision import provision
 from ai_proving_ground.campaigns.spec import load_spec, plan, resolve
 from ai_proving_ground.paths import PROJECT_ROOT
 from ai_proving_ground.sites.embedded.driver import EmbeddedSite
 from ai_proving_ground.tasks.dataset import load_dataset
 
-EXAMPLE = PROJECT_ROOT / "campaigns" / "example.yml"
-FIXTURES = ["kb_docs", "canvas_home"]
 ATTEMPT_KEYS = {"index", "order", "task_id", "arm", "agent", "model", "repeat", "outcome",
                 "reason", "score", "hidden", "run_id", "run_status", "adapter_exit_code", "tampered",
                 "started_at", "finished_at"}
 CAMPAIGN_KEYS = {"name", "seed", "dataset", "arms", "compare", "tasks", "agents", "models",
                  "repeats", "jobs", "created_at"}
-
-ADAPTERS = {
-    # Replaces a folder above a tracked path with a file: the next reset must refuse the bed.
-    "breaker": 'rm -rf "$APG_APPROOT/web/modules" && echo x > "$APG_APPROOT/web/modules"',
-    "exit3": "exit 3",
-    # What the shipped adapters do when their agent CLI is not installed.
-    "exit127": 'echo "exit127: the agent CLI is not on PATH" >&2; exit 127',
-    # Adds a file to the judged .ddev/agents/: verify after must call it tampering.
-    "tamperer": 'echo "#!/bin/sh" > "$APG_APPROOT/.ddev/agents/planted"',
-    # Deletes the baseline tag: a mismatch verify --restore repairs.
-    "untagger": 'git -C "$APG_APPROOT" tag -l "apg-baseline-*" | xargs git -C "$APG_APPROOT" tag -d',
-    # Never finishes on its own: agent_timeout_s must stop it.
-    "hangs": "sleep 60",
-}
-
-
-
-@pytest.fixture(scope="module")
-def template(fixtures_template_bed: Path, tmp_path_factory: pytest.TempPathFactory,
-             copy_template: Callable[[Path, Path], Path]) -> Path:
-    """A provisioned bed with the test adapters; campaigns clone it, never change it."""
-    bed = copy_template(fixtures_template_bed, tmp_path_factory.mktemp("campaign_template") / "bed")
-    agents = bed / ".ddev" / "agents"
-    agents.mkdir(parents=True)
-    for name, body in ADAPTERS.items():
-        script = agents / name
-        script.write_text(f"#!/bin/sh\n## Description: test adapter {name}\n## Credentials: none\n"
-                          f"{body}\n", encoding="utf-8")
-        script.chmod(0o755)
-    with pytest.MonkeyPatch.context() as patch:
-        patch.delenv("AI_PG_BASELINE_DIR", raising=False)
-        provision(bed, FIXTURES, EmbeddedSite(bed))
-    return bed
-
-
-def reference_step() -> list[str]:
-    dataset = load_dataset(PROJECT_ROOT / "datasets" / "build_tasks.yml")
-    return dataset.task("dv01_view_build").reference_steps[0]
-
-
-def write_spec(path: Path, body: dict[str, Any]) -> Path:
-    path.write_text(json.dumps(body, indent=2), encoding="utf-8")  # JSON is YAML
-    return path
-
-
-def attempts(directory: Path) -> list[dict[str, Any]]:
-    records = [json.loads(p.read_text("utf-8")) for p in sorted(directory.glob("runs/*/attempt.json"))]
-    assert [r["order"] for r in records] == list(range(len(records)))
-    return records
-
-
-def run_campaign(apg: Any, spec: Path, out: Path, *extra: str) -> Any:
-    beds = out.with_name(out.name + "-beds")
-    result = apg("campaign", "run", str(spec), "--out", str(out), "--beds", str(beds), *extra)
-    assert result.rc == 0, result.err
-    assert result.out == f"{out}\n"
-    return result
-
 
 # ---------------------------------------------------------------------------- the smoke campaign
 

@@ -11,6 +11,7 @@ one outcome. Diagnostics of every step land in the attempt's ``steps.log``.
 
 from __future__ import annotations
 
+import hashlib
 import os
 import shutil
 import threading
@@ -152,6 +153,14 @@ class AttemptRun:
         verdict = self._escrow_verify("before", restore=True)
         if not verdict.ok:
             raise _Setup(f"verify before the attempt failed: {verdict.tokens()}")
+        dataset = self.context.campaign.dataset
+        try:
+            now = hashlib.sha256(dataset.path.read_bytes()).hexdigest()
+        except OSError as exc:
+            now = f"unreadable ({exc.strerror or exc})"
+        if now != dataset.sha256:  # what grades the agent must be what the campaign loaded
+            raise _Setup(f"APG_CAMPAIGN_DATASET_CHANGED {dataset.path} is no longer the dataset "
+                         f"the campaign started with (sha256 {dataset.sha256}, now {now})")
 
     def _reset(self) -> None:
         job, fixtures = self._job, self.context.campaign.fixtures

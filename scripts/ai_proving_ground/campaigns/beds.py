@@ -95,10 +95,11 @@ def check_template(campaign: Campaign, template: Path, settings: Settings) -> tu
 
 def prepare_jobs(campaign: Campaign, template: Path, beds: Path, escrow_root: Path,
                  count: int, settings: Settings) -> list[Job]:
-    """Clone, escrow and reset one bed per job, side by side; any failure stops the campaign
-    (the clones are identical, so one that cannot reset means none can)."""
+    """Clone, escrow and reset one bed per job (``settings``: :func:`job_settings`), side by
+    side; any failure stops the campaign (the clones are identical, so one that cannot reset
+    means none can)."""
     jobs = [Job(number=n, bed=beds / f"job-{n}", escrow_root=escrow_root / f"job-{n}",
-                settings=job_settings(settings, campaign)) for n in range(count)]
+                settings=settings) for n in range(count)]
     with ThreadPoolExecutor(max_workers=count) as pool:
         problems = [p for p in pool.map(lambda job: _prepare(campaign, template, job), jobs) if p]
     if problems:

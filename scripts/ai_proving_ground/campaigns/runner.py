@@ -104,7 +104,7 @@ def run_campaign(options: RunnerOptions) -> CampaignResult:
         # Everything that can refuse does so before anything is written.
         files = CampaignFiles(_campaign_dir(spec, options.out))
         if spec.bed is not None:
-            beds.check_template(campaign, spec.bed, options.settings)
+            beds.check_template(campaign, spec.bed, beds.job_settings(options.settings, campaign))
         _check_agents(spec, spec.bed or files.directory / "template")
         files.directory.mkdir(parents=True, exist_ok=True)
         context, job_list = _start(campaign, files, attempts, jobs, options)
@@ -155,7 +155,7 @@ def _check_agents(spec: CampaignSpec, template: Path) -> None:
 def _start(campaign: Campaign, files: CampaignFiles, attempts: list[Attempt], jobs: int,
            options: RunnerOptions) -> tuple[Context, list[beds.Job]]:
     """The template, the campaign's own records and one ready bed per job."""
-    spec, settings = campaign.spec, options.settings
+    spec, settings = campaign.spec, beds.job_settings(options.settings, campaign)
     bed_root = (options.beds or beds.default_beds_dir(spec.name)).absolute()
     template = spec.bed or beds.make_template(campaign, bed_root / "template", settings)
     _, tag = beds.check_template(campaign, template, settings)

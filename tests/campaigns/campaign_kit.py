@@ -1,0 +1,63 @@
+"""What the campaign tests share: the test adapters, spec writing and reading the records."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from ai_proving_ground.paths import PROJECT_ROOT
+from ai_proving_ground.tasks.dataset import load_dataset
+
+EXAMPLE = PROJECT_ROOT / "campaigns" / "example.yml"
+FIXTURES = ["kb_docs", "canvas_home"]
+
+ADAPTERS = {
+    # Replaces a folder above a tracked path with a file: the next reset must refuse the bed.
+    "breaker": 'rm -rf "$APG_APPROOT/web/modules" && echo x > "$APG_APPROOT/web/modules"',
+    "exit3": "exit 3",
+    # What the shipped adapters do when their agent CLI is not installed.
+    "exit127": 'echo "exit127: the agent CLI is not on PATH" >&2; exit 127',
+    # Adds a file to the judged .ddev/agents/: verify after must call it tampering.
+    "tamperer": 'echo "#!/bin/sh" > "$APG_APPROOT/.ddev/agents/planted"',
+    # Deletes the baseline tag: a mismatch verify --restore repairs.
+    "untagger": 'git -C "$APG_APPROOT" tag -l "apg-baseline-*" | xargs git -C "$APG_APPROOT" tag -d',
+    # Never finishes on its own: agent_timeout_s must stop it.
+    "hangs": "sleep 60",
+    # Leaves a grandchild in a session of its own, writes both pids, then waits: only the keeper
+    # can still reach the grandchild when the runner is killed.
+    "lingers": ('setsid sleep 300 > /dev/null 2>&1 < /dev/null &\n'
+                'echo "$$ $!" > "$APG_ARM_PIDS.new" && mv "$APG_ARM_PIDS.new" "$APG_ARM_PIDS"\n'
+                'sleep 300'),
+    # Whatever path it found: overwrites every escrowed verifier there with one that says OK,
+    # and replaces the dataset with one whose checks always pass.
+    "hostile": ('find "$APG_ARM_ESCROW" -name escrow_verify.py | while read -r f; do\n'
+                "  printf 'import sys\\nprint(\"APG_ESCROW_OK\", file=sys.stderr)\\n' > \"$f\"\n"
+                'done\n'
+                'cp "$APG_ARM_CHEAT" "$APG_ARM_DATASET"'),
+}
+
+
+def reference_step() -> list[str]:
+    dataset = load_dataset(PROJECT_ROOT / "datasets" / "build_tasks.yml")
+    return dataset.task("dv01_view_build").reference_steps[0]
+
+
+def write_spec(path: Path, body: dict[str, Any]) -> Path:
+    path.write_text(json.dumps(body, indent=2), encoding="utf-8")  # JSON is YAML
+    return path
+
+
+def attempts(directory: Path) -> list[dict[str, Any]]:
+    records = [json.loads(p.read_text("utf-8")) for p in sorted(directory.glob("runs/*/attempt.json"))]
+    assert [r["order"] for r in records] == list(range(len(records)))
+    return records
+
+
+def run_campaign(apg: Any, spec: Path, out: Path, *extra: str) -> Any:
+    """``apg campaign run`` in-process, beds beside ``out`` (never inside it); it must complete."""
+    beds = out.with_name(out.name + "-beds")
+    result = apg("campaign", "run", str(spec), "--out", str(out), "--beds", str(beds), *extra)
+    assert result.rc == 0, result.err
+    assert result.out == f"{out}\n"
+    return result

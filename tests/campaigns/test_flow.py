@@ -1,0 +1,233 @@
+"""The campaign as a flow: six honest outcomes whose report totals equal the runner's summary,
+two campaigns side by side in one process, which children an attempt spawns, hostile adapters
+that reach for the escrow and the dataset, and a killed runner that leaves no agent behind."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import signal
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+from campaign_kit import attempts, reference_step, run_campaign, write_spec
+
+from ai_proving_ground import proc
+from ai_proving_ground.campaigns.report import build_report, summary_line
+from ai_proving_ground.campaigns.runner import RunnerOptions
+from ai_proving_ground.campaigns.runner import run_campaign as run_in_process
+from ai_proving_ground.cli.campaign import site_step
+from ai_proving_ground.paths import PROJECT_ROOT
+from ai_proving_ground.settings import Settings
+from ai_proving_ground.yamlio import dumps, load_yaml
+
+BUILD_TASKS = PROJECT_ROOT / "datasets" / "build_tasks.yml"
+
+
+def spec_body(template: Path, agents: list[str], **extra: Any) -> dict[str, Any]:
+    return {"name": "flow", "dataset": "build_tasks", "tasks": ["dv01_view_build"],
+            "arms": {"plain": {}, "solved": {"setup": [reference_step()]}}, "agents": agents,
+            "repeats": 1, "seed": 7, "jobs": 2, "bed": str(template), **extra}
+
+
+def test_six_outcomes_and_the_report_totals_equal_the_runner_summary(
+        apg: Any, tmp_path: Path, template: Path) -> None:
+    spec = write_spec(tmp_path / "spec.yml", spec_body(
+        template, ["nop", "hangs", "tamperer", "exit3", "exit127"], agent_timeout_s=1))
+    out = tmp_path / "out"
+    result = run_campaign(apg, spec, out)
+    outcomes = {(r["arm"], r["agent"]): r["outcome"] for r in attempts(out)}
+    assert outcomes == {
+        ("plain", "nop"): "fail", ("solved", "nop"): "pass",
+        ("plain", "hangs"): "timeout", ("solved", "hangs"): "timeout",
+        ("plain", "tamperer"): "tampered", ("solved", "tamperer"): "tampered",
+        ("plain", "exit3"): "no_attempt", ("solved", "exit3"): "no_attempt",
+        ("plain", "exit127"): "infra_error", ("solved", "exit127"): "infra_error"}
+    [done] = re.findall(r"^APG_CAMPAIGN_DONE (.*); records in ", result.err, re.MULTILINE)
+    report = build_report(out)
+    assert done == summary_line(report["totals"])
+    assert done == ("10 planned: 1 pass, 1 fail, 2 timeout, 2 tampered, 2 no_attempt, "
+                    "2 infra_error, 0 missing")
+    assert report["totals"]["judged"] == 8 and report["warnings"] == []
+    plain = [row for row in report["arms"] if row["arm"] == "plain"]  # one row per agent
+    assert sum(r["k"] for r in plain) == 0 and sum(r["n"] for r in plain) == 4
+    assert sum(r["infra_errors"] for r in plain) == 1
+
+
+def test_two_campaigns_with_their_own_settings_run_in_one_process_at_once(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each campaign has its own fixture path (one fixture name, two contents) and baseline
+    directory; the process environment points somewhere else entirely and is never read."""
+    trap = tmp_path / "trap"
+    monkeypatch.setenv("AI_PG_BASELINE_DIR", str(trap / "baselines"))
+    monkeypatch.setenv("AI_PG_FIXTURE_PATH", str(trap / "fixtures"))
+    results: dict[str, Any] = {}
+
+    def campaign(name: str, version: int) -> None:
+        root = tmp_path / name
+        uuid = f"{version:04d}aaaa-0000-4000-8000-00000000000{version}"
+        write_note_fixture(root / "fixtures", name, version, uuid)
+        dataset = root / "tasks.yml"
+        dataset.write_text(json.dumps({"dataset": f"notes_{name}", "version": 1, "tasks": [{
+            "id": "n01", "prompt": "Leave the note alone.", "fixtures": ["note"],
+            "checks": [{"type": "entity_exists", "uuid": uuid, "label": f"Note {name}"}]}]}))
+        spec = write_spec(root / "spec.yml", {
+            "name": name, "dataset": str(dataset), "tasks": ["n01"],
+            "arms": {"a": {}, "b": {}}, "agents": ["nop"], "repeats": 1, "seed": 1, "jobs": 1})
+        settings = Settings(fixture_path=(str(root / "fixtures"),),
+                            baseline_dir=str(root / "caller-baselines"))
+        results[name] = run_in_process(RunnerOptions(
+            spec_path=spec, out=root / "out", beds=root / "beds", settings=settings,
+            site_step=site_step))
+
+    threads = [threading.Thread(target=campaign, args=(name, version))
+               for name, version in (("alpha", 1), ("beta", 2))]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert {name: r.exit_code for name, r in results.items()} == {"alpha": 0, "beta": 0}
+    tags = set()
+    for name in ("alpha", "beta"):
+        records = attempts(tmp_path / name / "out")
+        assert [r["outcome"] for r in records] == ["pass", "pass"], records
+        setup = json.loads((tmp_path / name / "out" / "setup.json").read_text())
+        tags.add(setup["tag"])
+        assert all(Path(j["bed"]).is_relative_to(tmp_path / name / "beds") for j in setup["jobs"])
+    assert len(tags) == 2  # two fixture sets: each campaign resolved its own fixture path
+    # Runs and baselines stay with their beds, whatever a caller's baseline directory says.
+    assert not trap.exists() and not (tmp_path / "alpha" / "caller-baselines").exists()
+
+
+def write_note_fixture(root: Path, campaign: str, version: int, uuid: str) -> None:
+    """``fixture_note``: a content type and one node whose title names the campaign."""
+    fixture = root / "fixture_note"
+    for folder in ("config", "manifest", "content/node"):
+        (fixture / folder).mkdir(parents=True)
+    (fixture / "recipe.yml").write_text(dumps({"name": "note", "install": ["node"]}))
+    (fixture / "config" / "node.type.note_doc.yml").write_text(
+        dumps({"type": "note_doc", "name": "note_doc"}))
+    (fixture / "content" / "node" / f"{uuid}.yml").write_text(dumps({
+        "_meta": {"version": "1.0", "entity_type": "node", "uuid": uuid, "bundle": "note_doc"},
+        "default": {"title": [{"value": f"Note {campaign}"}]}}))
+    (fixture / "manifest" / "fragment.yml").write_text(dumps({
+        "name": "note", "version": version,
+        "owns": {"config": ["node.type.note_"], "content_namespace": uuid[:8]},
+        "export": {"config": ["node.type.note_doc"],
+                   "content": [{"entity_type": "node", "bundle": "note_doc"}]},
+        "facts": {"modules": ["node"], "config": ["node.type.note_doc"],
+                  "counts": {"node": {"note_doc": 1}},
+                  "content": [{"uuid": uuid, "entity_type": "node", "bundle": "note_doc",
+                               "label": f"Note {campaign}", "status": True}]}}))
+
+
+def test_an_attempt_spawns_only_the_adapter_and_the_escrowed_verifier(
+        tmp_path: Path, template: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every child an attempt starts, counted at the one place children start (Popen)."""
+    spawned: list[list[str]] = []
+    real = subprocess.Popen.__init__
+
+    def record(self: Any, args: Any, *rest: Any, **kwargs: Any) -> None:
+        spawned.append([str(a) for a in args])
+        real(self, args, *rest, **kwargs)
+
+    spec = write_spec(tmp_path / "spec.yml", {**spec_body(template, ["nop"]), "jobs": 1})
+    options = RunnerOptions(spec_path=spec, out=tmp_path / "out", beds=tmp_path / "beds",
+                            site_step=site_step)
+    monkeypatch.setattr(subprocess.Popen, "__init__", record)
+    result = run_in_process(options)
+    monkeypatch.undo()
+    assert result.exit_code == 0 and result.counts["pass"] == 1
+    kinds: dict[str, list[list[str]]] = {}
+    for argv in spawned:
+        if argv[:4] == [sys.executable, "-I", "-S", str(proc.KEEPER)]:
+            kind = "adapter"
+            assert argv[6:] == [str(template / ".ddev" / "agents" / "nop")] or \
+                argv[6].endswith("/ddev/agents/nop")
+        elif argv[:2] == [sys.executable, "-I"] and argv[2].endswith("/escrow_verify.py"):
+            kind = "verifier"
+        elif Path(argv[0]).name == "git":  # the tool reset, verify and the diff use, not a step
+            kind = "git"
+        else:
+            kind = "other"
+        kinds.setdefault(kind, []).append(argv)
+    assert set(kinds) == {"adapter", "verifier", "git"}, kinds.get("other")
+    assert len(kinds["adapter"]) == 2  # one per attempt
+    # before and after each attempt; the job's escrow is made in-process
+    assert len(kinds["verifier"]) == 4
+
+
+def test_a_hostile_adapter_that_reaches_the_escrow_and_the_dataset_never_passes(
+        apg: Any, tmp_path: Path, template: Path) -> None:
+    """It overwrites the escrowed verifier (wherever it found it: here it is told) and replaces
+    the dataset with one whose checks always pass; nothing of it may count as a pass."""
+    dataset = tmp_path / "data" / "tasks.yml"
+    dataset.parent.mkdir()
+    dataset.write_bytes(BUILD_TASKS.read_bytes())
+    cheat = load_yaml(BUILD_TASKS)
+    for task in cheat["tasks"]:
+        task["checks"] = [{"type": "module_enabled", "module": "node"}]
+    (tmp_path / "cheat.yml").write_text(json.dumps(cheat))
+    out = tmp_path / "out"
+    env = {"APG_ARM_ESCROW": str(out / "escrow"), "APG_ARM_DATASET": str(dataset),
+           "APG_ARM_CHEAT": str(tmp_path / "cheat.yml")}
+    spec = write_spec(tmp_path / "spec.yml", {
+        **spec_body(template, ["hostile"]), "dataset": str(dataset), "jobs": 1,
+        "arms": {"a": {"agent_env": env}, "b": {"agent_env": env}}})
+    run_campaign(apg, spec, out)
+    first, second = attempts(out)
+    assert first["outcome"] == "tampered"
+    assert "escrow:escrow_verify.py changed" in first["reason"]
+    # The dataset it rewrote is not the one the campaign loaded: nothing more is graded on it.
+    assert second["outcome"] == "infra_error"
+    assert "APG_CAMPAIGN_DATASET_CHANGED" in second["reason"]
+    assert build_report(out)["totals"]["pass"] == 0
+
+
+def test_sigkill_of_the_runner_leaves_no_adapter_alive(tmp_path: Path, template: Path) -> None:
+    pids = tmp_path / "pids"
+    spec = write_spec(tmp_path / "spec.yml", {
+        **spec_body(template, ["lingers"]), "jobs": 1, "repeats": 1,
+        "arms": {"a": {"agent_env": {"APG_ARM_PIDS": str(pids)}}, "b": {}}})
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("AI_PG_", "APG_"))}
+    runner = subprocess.Popen(
+        [sys.executable, "-m", "ai_proving_ground.cli.main", "campaign", "run", str(spec),
+         "--out", str(tmp_path / "out"), "--beds", str(tmp_path / "beds")],
+        env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + 120
+        while not pids.is_file() and runner.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert pids.is_file(), "the adapter never started"
+        adapter, grandchild = (int(p) for p in pids.read_text().split())
+        assert alive(adapter) and alive(grandchild)
+    finally:
+        runner.send_signal(signal.SIGKILL)
+        runner.wait()
+    for pid in (adapter, grandchild):
+        assert wait_until_dead(pid), f"pid {pid} outlived the runner"
+
+
+def alive(pid: int) -> bool:
+    """Running (a zombie is dead: it only waits to be reaped)."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_bytes()
+    except OSError:
+        return False
+    return stat[stat.rfind(b")") + 2:].split()[0] != b"Z"
+
+
+def wait_until_dead(pid: int, limit_s: float = 30.0) -> bool:
+    deadline = time.monotonic() + limit_s
+    while time.monotonic() < deadline:
+        if not alive(pid):
+            return True
+        time.sleep(0.05)
+    return False
+
