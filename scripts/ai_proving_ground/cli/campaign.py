@@ -20,38 +20,15 @@ from __future__ import annotations
 
 import argparse
 import io
-import math
 import sys
 from collections.abc import Sequence
 from pathlib import Path
 
 from ai_proving_ground import report
 from ai_proving_ground.cli import campaign_report, site
-from ai_proving_ground.cli.common import ArgumentParser, run
+from ai_proving_ground.cli.common import ArgumentParser, positive_int, run
 from ai_proving_ground.fsutil import atomic_write_text
 from ai_proving_ground.settings import Settings
-
-
-def positive_int(raw: str) -> int:
-    """An argparse type: a whole number of at least 1."""
-    try:
-        value = int(raw)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{raw!r} is not a whole number") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be 1 or more, not {value}")
-    return value
-
-
-def positive_seconds(raw: str) -> float:
-    """An argparse type: a finite number of seconds above 0 (never nan or inf)."""
-    try:
-        value = float(raw)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{raw!r} is not a number of seconds") from None
-    if not math.isfinite(value) or value <= 0:
-        raise argparse.ArgumentTypeError(f"must be a finite number of seconds above 0, not {raw}")
-    return value
 
 
 def site_step(approot: Path, argv: Sequence[str]) -> tuple[int, str]:

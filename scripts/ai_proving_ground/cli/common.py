@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import sys
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -19,6 +20,28 @@ class ArgumentParser(argparse.ArgumentParser):
         self.print_usage(report.stderr())
         print(f"APG_USAGE {self.prog}: {message}", file=report.stderr())
         raise SystemExit(2)
+
+
+def positive_int(raw: str) -> int:
+    """An argparse type: a whole number of at least 1."""
+    try:
+        value = int(raw)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{raw!r} is not a whole number") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be 1 or more, not {value}")
+    return value
+
+
+def positive_seconds(raw: str) -> float:
+    """An argparse type: a finite number of seconds above 0 (never nan or inf)."""
+    try:
+        value = float(raw)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{raw!r} is not a number of seconds") from None
+    if not math.isfinite(value) or value <= 0:
+        raise argparse.ArgumentTypeError(f"must be a finite number of seconds above 0, not {raw}")
+    return value
 
 
 def add_approot(parser: argparse.ArgumentParser, nested: bool = False) -> None:

@@ -14,7 +14,8 @@ Exit codes:
      credential preflight refused the adapter (APG_RUN_CRED_REFUSED; AI_PG_ALLOW_HOST_CREDS=1
      overrides it deliberately, with APG_RUN_CRED_OVERRIDDEN), or the adapter outlived
      --timeout and was stopped with everything it started (APG_RUN_TIMED_OUT); run.json
-     records each of these
+     records each of these; or another apg run is in flight on the bed (APG_RUN_BUSY:
+     nothing recorded)
   2  usage: bad arguments (APG_USAGE), unknown task (APG_TASK_UNKNOWN), dataset not found or
      invalid (APG_DATASET_NOT_FOUND, APG_DATASET_INVALID), unknown adapter
      (APG_RUN_AGENT_UNKNOWN), adapter not executable (APG_RUN_AGENT_NOT_EXECUTABLE), a bad
@@ -29,7 +30,7 @@ import argparse
 import sys
 from collections.abc import Sequence
 
-from ai_proving_ground.cli.common import ArgumentParser, add_approot, run
+from ai_proving_ground.cli.common import ArgumentParser, add_approot, positive_seconds, run
 from ai_proving_ground.settings import Settings, resolve_approot
 from ai_proving_ground.tasks.run import RunOptions, dumps_record, run_task
 
@@ -44,20 +45,10 @@ def build_parser() -> ArgumentParser:
                         "else build_tasks)")
     parser.add_argument("--model", help="model id, recorded and passed on as APG_MODEL")
     parser.add_argument("--json", action="store_true", help="print run.json on stdout")
-    parser.add_argument("--timeout", type=_seconds, metavar="SECONDS",
+    parser.add_argument("--timeout", type=positive_seconds, metavar="SECONDS",
                         help="stop the adapter and everything it started after this long "
                              "(recorded as timed_out, no attempt)")
     return parser
-
-
-def _seconds(raw: str) -> float:
-    try:
-        value = float(raw)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{raw!r} is not a number of seconds") from None
-    if value <= 0:
-        raise argparse.ArgumentTypeError("the timeout must be more than 0 seconds")
-    return value
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import functools
 import json
+import math
 from pathlib import Path
 from typing import Any
 
@@ -22,9 +23,20 @@ def load_schema(name: str) -> dict[str, Any]:
     return data
 
 
+# The one format our schemas use: ``"format": "finite"``, a number that is not nan or infinite
+# (YAML's .nan and .inf are numbers, and every comparison with nan is false, so no minimum or
+# maximum refuses it).
+FORMATS = jsonschema.FormatChecker(formats=())
+
+
+@FORMATS.checks("finite")
+def _finite(value: Any) -> bool:
+    return not isinstance(value, float) or math.isfinite(value)
+
+
 @functools.cache
 def _validator(name: str) -> jsonschema.Draft202012Validator:
-    return jsonschema.Draft202012Validator(load_schema(name))
+    return jsonschema.Draft202012Validator(load_schema(name), format_checker=FORMATS)
 
 
 def schema_errors(data: Any, name: str) -> list[jsonschema.ValidationError]:

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import codecs
 import contextlib
+import fcntl
 import hashlib
 import json
 import os
@@ -34,7 +35,7 @@ import shlex
 import subprocess
 import sys
 import threading
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -59,6 +60,8 @@ ALLOWED_HOST_VARIABLES = frozenset({"PATH", "LANG", "TERM", "TZ", "TMPDIR"})
 EXTRA_ENV_PREFIX = "APG_ARM_"
 ORACLE = "oracle"
 TRANSCRIPTS = {"stdout": "stdout.log", "stderr": "stderr.log"}
+# Held by the apg run in flight on a bed, in the baseline directory beside runs/.
+IN_FLIGHT = ".run.lock"
 
 
 @dataclass(frozen=True)
@@ -133,14 +136,36 @@ def ddev_project(approot: Path) -> str:
 def run_task(options: RunOptions) -> RunOutcome:
     """Resolve, preflight, run the adapter and record it; errors before the run dir raise."""
     plan = _plan(options)
-    run_dir = _make_run_dir(options.approot, options.settings)
-    record = _initial_record(plan, run_dir)
-    if plan.preflight.refused:
-        return _refuse(plan, run_dir, record)
-    if plan.preflight.overridden:
-        say("APG_RUN_CRED_OVERRIDDEN", f"{ALLOW_VARIABLE}=1: running adapter {plan.adapter.name!r} "
-            f"anyway, although {plan.preflight.reason}")
-    return _attempt(plan, run_dir, record)
+    with _in_flight(options.approot, options.settings):
+        run_dir = _make_run_dir(options.approot, options.settings)
+        record = _initial_record(plan, run_dir)
+        if plan.preflight.refused:
+            return _refuse(plan, run_dir, record)
+        if plan.preflight.overridden:
+            say("APG_RUN_CRED_OVERRIDDEN", f"{ALLOW_VARIABLE}=1: running adapter "
+                f"{plan.adapter.name!r} anyway, although {plan.preflight.reason}")
+        return _attempt(plan, run_dir, record)
+
+
+@contextlib.contextmanager
+def _in_flight(approot: Path, settings: Settings) -> Iterator[None]:
+    """One run at a time per bed: a second refuses (APG_RUN_BUSY) before anything is written.
+    An advisory lock the kernel frees if we die; the adapter never inherits it (PEP 446)."""
+    path = runs_dir(approot, settings).parent / IN_FLIGHT
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            holder = os.pread(fd, 200, 0).decode(errors="replace").strip() or "unknown"
+            raise ApgError("APG_RUN_BUSY", f"another apg run is in flight on {approot} ({holder}); "
+                           "nothing was recorded. Wait for it to finish, then run again") from None
+        os.ftruncate(fd, 0)
+        os.write(fd, f"pid {os.getpid()}\n".encode())
+        yield
+    finally:
+        os.close(fd)  # closing releases the lock
 
 
 def _plan(options: RunOptions) -> _Plan:
