@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from ai_proving_ground import proc
+from proc_kit import alive, wait_until_dead
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the keeper is Linux's")
 
@@ -22,24 +23,6 @@ setsid sleep 300 > /dev/null 2>&1 < /dev/null &
 echo $! > "$1"
 sleep "$2"
 """
-
-
-def alive(pid: int) -> bool:
-    """Running (a zombie is dead: it only waits to be reaped)."""
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_bytes()
-    except OSError:
-        return False
-    return stat[stat.rfind(b")") + 2:].split()[0] != b"Z"
-
-
-def wait_until_dead(pid: int, limit_s: float = 30.0) -> bool:
-    deadline = time.monotonic() + limit_s
-    while time.monotonic() < deadline:
-        if not alive(pid):
-            return True
-        time.sleep(0.05)
-    return False
 
 
 def read_pid(path: Path, limit_s: float = 30.0) -> int:

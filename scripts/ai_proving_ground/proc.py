@@ -15,6 +15,7 @@ spawned, so callers can tell "could not start" from "exited non-zero" under the 
 
 from __future__ import annotations
 
+import codecs
 import contextlib
 import os
 import shutil
@@ -25,7 +26,7 @@ import threading
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, Any, TextIO
 
 # After a stop, how long a grandchild may keep the output pipes open before we stop reading.
 DRAIN_TIMEOUT_S = 5.0
@@ -35,12 +36,19 @@ KEEPER = Path(__file__).resolve().parent / "keeper.py"
 DEVNULL = subprocess.DEVNULL
 PIPE = subprocess.PIPE
 Stream = int | IO[Any] | None
+_STEERING = ("AI_PG_", "APG_", "GIT_")
 # What execve runs: a script with a #! line or an ELF binary.
 _EXECUTABLE_MAGIC = (b"#!", b"\x7fELF")
 
 
 class CannotStart(Exception):
     """The program is missing or not executable; nothing was spawned."""
+
+
+def child_env(host: Mapping[str, str]) -> dict[str, str]:
+    """A trusted child's environment (a verifier, git, a hidden verifier's commands): the host's,
+    minus every variable that could steer the product or git on the bed's behalf."""
+    return {k: v for k, v in host.items() if not k.startswith(_STEERING)}
 
 
 def guarded(argv: Sequence[str]) -> list[str]:
@@ -179,6 +187,30 @@ def run(argv: Sequence[str], *, cwd: Path, env: Mapping[str, str], timeout_s: fl
             out, err = child.drain()
             return Finished(tuple(argv), child.returncode, out, err, timed_out=True)
     return Finished(tuple(argv), child.returncode, out, err)
+
+
+def tee(stream: IO[bytes], transcript: Path, echo: TextIO) -> threading.Thread:
+    """Drain a pipe in a thread: to its transcript file (bytes as given) and to ``echo`` (as text)."""
+
+    def copy() -> None:
+        decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
+        with transcript.open("wb") as sink:
+            while chunk := os.read(stream.fileno(), 65536):
+                sink.write(chunk)
+                sink.flush()
+                _echo(echo, decoder.decode(chunk))
+            _echo(echo, decoder.decode(b"", final=True))
+
+    thread = threading.Thread(target=copy, daemon=True)
+    thread.start()
+    return thread
+
+
+def _echo(stream: TextIO, text: str) -> None:
+    # A closed terminal must not stop the transcript from being written.
+    with contextlib.suppress(OSError, ValueError):
+        stream.write(text)
+        stream.flush()
 
 
 class Children:

@@ -26,6 +26,7 @@ from ai_proving_ground.cli.campaign import site_step
 from ai_proving_ground.paths import PROJECT_ROOT
 from ai_proving_ground.settings import Settings
 from ai_proving_ground.yamlio import dumps, load_yaml
+from proc_kit import alive, wait_until_dead
 
 BUILD_TASKS = PROJECT_ROOT / "datasets" / "build_tasks.yml"
 
@@ -212,22 +213,3 @@ def test_sigkill_of_the_runner_leaves_no_adapter_alive(tmp_path: Path, template:
         runner.wait()
     for pid in (adapter, grandchild):
         assert wait_until_dead(pid), f"pid {pid} outlived the runner"
-
-
-def alive(pid: int) -> bool:
-    """Running (a zombie is dead: it only waits to be reaped)."""
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_bytes()
-    except OSError:
-        return False
-    return stat[stat.rfind(b")") + 2:].split()[0] != b"Z"
-
-
-def wait_until_dead(pid: int, limit_s: float = 30.0) -> bool:
-    deadline = time.monotonic() + limit_s
-    while time.monotonic() < deadline:
-        if not alive(pid):
-            return True
-        time.sleep(0.05)
-    return False
-

@@ -6,7 +6,7 @@ import contextlib
 import fcntl
 import os
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 from ai_proving_ground.errors import ApgError
@@ -35,6 +35,23 @@ def bed_lock(path: Path, what: str, wait_seconds: float = DEFAULT_LOCK_WAIT_SECO
                 time.sleep(_POLL_SECONDS)
         os.ftruncate(fd, 0)
         os.write(fd, f"{os.getpid()} {what}\n".encode())
+        yield
+    finally:
+        os.close(fd)  # closing releases the flock
+
+
+@contextlib.contextmanager
+def only_one(path: Path, holder: str, busy: Callable[[str], ApgError]) -> Iterator[None]:
+    """Hold the lock at ``path`` or refuse at once with ``busy(who holds it)``; never waits."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)  # not inherited by children (PEP 446)
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            raise busy(os.pread(fd, 200, 0).decode(errors="replace").strip() or "unknown") from None
+        os.ftruncate(fd, 0)
+        os.write(fd, f"pid {os.getpid()} {holder}\n".encode())
         yield
     finally:
         os.close(fd)  # closing releases the flock

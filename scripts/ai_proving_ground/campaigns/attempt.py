@@ -23,7 +23,7 @@ from typing import Any
 
 from ai_proving_ground import proc, report
 from ai_proving_ground.baselines.reset import reset
-from ai_proving_ground.campaigns.beds import Job, child_env
+from ai_proving_ground.campaigns.beds import Job
 from ai_proving_ground.campaigns.escrowed import Verdict
 from ai_proving_ground.campaigns.outcome import NOT_STARTED_EXIT_CODES, Facts, decide
 from ai_proving_ground.campaigns.records import AttemptRecord, CampaignFiles
@@ -229,7 +229,7 @@ class AttemptRun:
     def _escrow_verify(self, when: str, restore: bool) -> Verdict:
         job = self._job
         assert job.escrowed is not None
-        verdict = job.escrowed.verify(job.bed, restore, child_env(os.environ))
+        verdict = job.escrowed.verify(job.bed, restore, proc.child_env(os.environ))
         self.verify[when] = verdict.as_json()
         return verdict
 
@@ -237,7 +237,7 @@ class AttemptRun:
         """model.diff and config.json: the model's own work, before any hidden overlay."""
         bed = self._job.bed
         try:
-            self.model_diff = hidden.model_diff(bed, self.context.tag, child_env(os.environ),
+            self.model_diff = hidden.model_diff(bed, self.context.tag, proc.child_env(os.environ),
                                                 self.directory / ".scratch")
             config = EmbeddedSite(bed).all_config()
         except ApgError as exc:
@@ -266,7 +266,7 @@ class AttemptRun:
     def _hidden(self) -> None:
         if self.verifier is None:
             return
-        bed, env = self._job.bed, child_env(os.environ)
+        bed, env = self._job.bed, proc.child_env(os.environ)
         outcome = hidden.run_hidden(bed, self.verifier, env, self.directory / ".scratch",
                                     site_command())
         if hidden.model_diff(bed, self.context.tag, env, self.directory / ".scratch") != self.model_diff:

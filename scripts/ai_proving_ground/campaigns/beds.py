@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import dataclasses
 import tempfile
-from collections.abc import Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
@@ -40,12 +39,6 @@ def job_settings(settings: Settings, campaign: Campaign) -> Settings:
     return dataclasses.replace(settings, approot=None, baseline_dir=None,
                                dataset=str(campaign.dataset.path), fixtures=campaign.fixtures,
                                no_import=True, site_driver=None)
-
-
-def child_env(host: Mapping[str, str]) -> dict[str, str]:
-    """The environment of a trusted child (the escrowed verifier): the host's, minus anything
-    that could steer the product or git."""
-    return {k: v for k, v in host.items() if not k.startswith(("AI_PG_", "APG_", "GIT_"))}
 
 
 @dataclass

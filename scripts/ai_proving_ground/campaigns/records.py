@@ -107,19 +107,12 @@ class CampaignRecord:
         return record
 
 
-@dataclass
-class AttemptRecord:
-    """attempt.json: one attempt's single outcome, its reason and the facts behind it."""
+@dataclass(frozen=True)
+class AttemptRecord(Attempt):
+    """attempt.json: the planned attempt, its single outcome, the reason and the facts behind it."""
 
     SCHEMA: ClassVar[str] = "attempt"
 
-    index: int
-    order: int
-    task_id: str
-    arm: str
-    agent: str
-    model: str | None
-    repeat: int
     outcome: str
     reason: str
     started_at: str

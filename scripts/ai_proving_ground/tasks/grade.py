@@ -18,7 +18,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from ai_proving_ground import __version__
+from ai_proving_ground import __version__, proc
 from ai_proving_ground.baselines import grader_tree
 from ai_proving_ground.baselines.store import runs_dir
 from ai_proving_ground.errors import ApgError
@@ -125,7 +125,7 @@ def apply_hidden(envelope: dict[str, Any], approot: Path, dataset: Dataset, task
     if verifier is None:
         details["details"]["hidden_verifier"] = "absent"
         return
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("AI_PG_", "GIT_"))}
+    env = proc.child_env(os.environ)
     with tempfile.TemporaryDirectory(prefix="apg-hidden-") as scratch:
         result = hidden.run_hidden(approot, verifier, env, Path(scratch), site_command())
     if result.status == "error":

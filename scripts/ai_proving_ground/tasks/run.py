@@ -24,9 +24,7 @@ Stdin is /dev/null unless the adapter declares ``## Interactive: yes``.
 
 from __future__ import annotations
 
-import codecs
 import contextlib
-import fcntl
 import hashlib
 import json
 import os
@@ -34,16 +32,16 @@ import secrets
 import shlex
 import subprocess
 import sys
-import threading
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import IO, Any, TextIO
+from typing import Any
 
 import yaml
 
 from ai_proving_ground import proc, report
+from ai_proving_ground.baselines.locking import only_one
 from ai_proving_ground.baselines.store import runs_dir
 from ai_proving_ground.errors import ApgError
 from ai_proving_ground.fsutil import atomic_write_json, atomic_write_text
@@ -147,25 +145,13 @@ def run_task(options: RunOptions) -> RunOutcome:
         return _attempt(plan, run_dir, record)
 
 
-@contextlib.contextmanager
-def _in_flight(approot: Path, settings: Settings) -> Iterator[None]:
-    """One run at a time per bed: a second refuses (APG_RUN_BUSY) before anything is written.
-    An advisory lock the kernel frees if we die; the adapter never inherits it (PEP 446)."""
-    path = runs_dir(approot, settings).parent / IN_FLIGHT
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
-    try:
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            holder = os.pread(fd, 200, 0).decode(errors="replace").strip() or "unknown"
-            raise ApgError("APG_RUN_BUSY", f"another apg run is in flight on {approot} ({holder}); "
-                           "nothing was recorded. Wait for it to finish, then run again") from None
-        os.ftruncate(fd, 0)
-        os.write(fd, f"pid {os.getpid()}\n".encode())
-        yield
-    finally:
-        os.close(fd)  # closing releases the lock
+def _in_flight(approot: Path, settings: Settings) -> contextlib.AbstractContextManager[None]:
+    """One run at a time per bed: a second refuses (APG_RUN_BUSY) before anything is written."""
+    def busy(holder: str) -> ApgError:
+        return ApgError("APG_RUN_BUSY", f"another apg run is in flight on {approot} ({holder}); "
+                        "nothing was recorded. Wait for it to finish, then run again")
+
+    return only_one(runs_dir(approot, settings).parent / IN_FLIGHT, "apg run", busy)
 
 
 def _plan(options: RunOptions) -> _Plan:
@@ -364,8 +350,8 @@ def _spawn(plan: _Plan, run_dir: Path, env: dict[str, str]) -> int | None:
     echo_out = report.stderr() if plan.options.echo_stdout_to_stderr else report.stdout()
     process = child.process
     assert process.stdout is not None and process.stderr is not None
-    pumps = [_pump(process.stdout, run_dir / TRANSCRIPTS["stdout"], echo_out),
-             _pump(process.stderr, run_dir / TRANSCRIPTS["stderr"], report.stderr())]
+    pumps = [proc.tee(process.stdout, run_dir / TRANSCRIPTS["stdout"], echo_out),
+             proc.tee(process.stderr, run_dir / TRANSCRIPTS["stderr"], report.stderr())]
     try:
         with plan.options.children.holding(child):
             code = child.wait(plan.options.timeout_s)
@@ -384,30 +370,6 @@ def _spawn(plan: _Plan, run_dir: Path, env: dict[str, str]) -> int | None:
         for pump in pumps:
             pump.join(proc.DRAIN_TIMEOUT_S)
     return code
-
-
-def _pump(stream: IO[bytes], transcript: Path, echo: TextIO) -> threading.Thread:
-    """Copy a pipe to its transcript file (bytes as given) and to the terminal (as text)."""
-
-    def copy() -> None:
-        decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
-        with transcript.open("wb") as sink:
-            while chunk := os.read(stream.fileno(), 65536):
-                sink.write(chunk)
-                sink.flush()
-                _echo(echo, decoder.decode(chunk))
-            _echo(echo, decoder.decode(b"", final=True))
-
-    thread = threading.Thread(target=copy, daemon=True)
-    thread.start()
-    return thread
-
-
-def _echo(stream: TextIO, text: str) -> None:
-    # A closed terminal must not stop the transcript from being written.
-    with contextlib.suppress(OSError, ValueError):
-        stream.write(text)
-        stream.flush()
 
 
 class _TimedOut(Exception):
