@@ -23,9 +23,9 @@ from ai_proving_ground.campaigns.escrowed import Escrowed
 from ai_proving_ground.campaigns.spec import Campaign
 from ai_proving_ground.errors import ApgError
 from ai_proving_ground.fixtures import load_set
+from ai_proving_ground.layout import BedLayout, is_ddev_project
 from ai_proving_ground.settings import Settings
 from ai_proving_ground.sites.embedded.driver import EmbeddedSite
-from ai_proving_ground.sites.embedded.layout import BedLayout
 
 
 class CannotRun(Exception):
@@ -72,7 +72,7 @@ def check_template(campaign: Campaign, template: Path, settings: Settings) -> tu
     if not BedLayout(template).database.is_file():
         raise CannotRun(f"{template} is not an embedded bed (no {BedLayout(template).database}); "
                         f"create one: apg bed init {template} {fixtures}")
-    if (template / ".ddev" / "config.yaml").is_file():
+    if is_ddev_project(template):
         raise CannotRun(f"{template} is a DDEV project; campaigns clone their bed, which only "
                         "the embedded site allows")
     try:

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ai_proving_ground import proc
-from ai_proving_ground.escrow.setup import escrow
+from ai_proving_ground.escrow.capture import escrow
 from ai_proving_ground.settings import Settings
 
 VERIFIER = "escrow_verify.py"

@@ -71,7 +71,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(args_list)
 
     def act() -> int:
-        # Imported when a campaign runs, so ``apg campaign report`` and --help stay light.
+        # Lazy for start-up time: only `apg campaign run` needs the runner.
         from ai_proving_ground.campaigns.runner import RunnerOptions, run_campaign
 
         options = RunnerOptions(spec_path=Path(args.spec), out=Path(args.out) if args.out else None,

@@ -9,15 +9,15 @@ from __future__ import annotations
 import argparse
 import json
 import sqlite3
-import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ai_proving_ground import report, yamlio
+from ai_proving_ground import yamlio
 from ai_proving_ground.cli.common import ArgumentParser, add_approot, emit, run
 from ai_proving_ground.errors import ApgError, UsageError
+from ai_proving_ground.report import stderr, stdout
 from ai_proving_ground.settings import Settings, resolve_approot
 from ai_proving_ground.sites.base import StateQuery, ViewQuery
 from ai_proving_ground.sites.embedded import config_sync
@@ -94,7 +94,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _note(message: str) -> None:
-    print(f" [success] {message}", file=report.stderr())
+    print(f" [success] {message}", file=stderr())
 
 
 # ---------------------------------------------------------------------------- handlers
@@ -107,7 +107,7 @@ def _status(site: EmbeddedSite, args: argparse.Namespace) -> int:
     if args.field:
         if args.field not in facts:
             raise UsageError(f"no status field {args.field!r}; fields: {', '.join(facts)}")
-        print(facts[args.field], file=report.stdout())
+        print(facts[args.field], file=stdout())
     else:
         emit(facts, args.format)
     return 0
@@ -292,7 +292,7 @@ def _views_execute(site: EmbeddedSite, args: argparse.Namespace) -> int:
     if result.error:
         raise ApgError("APG_VIEW_FAILED", result.error)
     if args.count:
-        print(len(result.rows), file=report.stdout())
+        print(len(result.rows), file=stdout())
         return 0
     emit([{"id": r.id, "uuid": r.uuid, "label": r.label} for r in result.rows], args.format)
     return 0
@@ -307,7 +307,7 @@ def _sql_query(site: EmbeddedSite, args: argparse.Namespace) -> int:
         except sqlite3.Error as exc:
             raise ApgError("APG_SQL_FAILED", f"{exc}") from None
     for row in rows:
-        print("\t".join("NULL" if v is None else str(v) for v in tuple(row)), file=report.stdout())
+        print("\t".join("NULL" if v is None else str(v) for v in tuple(row)), file=stdout())
     return 0
 
 
