@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 import shutil
+import subprocess
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -23,6 +25,7 @@ from ai_proving_ground.tasks.adapters import (
     selected_name,
 )
 from ai_proving_ground.tasks.dataset import resolve_task
+from ai_proving_ground.tasks.run import site_command
 
 Run = Callable[..., Any]  # the conftest ``apg`` fixture
 STUBS = Path(__file__).parent / "stubs"
@@ -61,8 +64,10 @@ def the_run(approot: Path) -> tuple[Path, dict[str, Any]]:
 
 
 def prompt_arg(approot: Path) -> str:
-    # The adapters pass "$(cat $APG_PROMPT_FILE)", which drops trailing newlines.
-    return resolve_task(TASK, None, approot)[1].prompt.rstrip("\n")
+    """The prompt as the adapters pass it: the task's, then the exact site command."""
+    site = f"{shlex.join(site_command())}"
+    return (resolve_task(TASK, None, approot)[1].prompt + f"\n\nThe site command is `apg site` "
+            f"(on your PATH; it runs `{site}` for the bed at {approot}).")
 
 
 # ---------------------------------------------------------------------------- the header
@@ -189,7 +194,8 @@ def test_claude_code_drives_claude_headless(approot: Path, apg: Run, stubs_on_pa
     seen = json.loads((run_dir / "stub-claude.json").read_text(encoding="utf-8"))
     assert rc == 0, err
     assert seen["argv"] == ["-p", prompt_arg(approot), "--output-format", "stream-json",
-                            "--verbose", "--model", "claude-test-model"]
+                            "--verbose", "--allowedTools", "Bash(apg site:*)",
+                            "--model", "claude-test-model"]
     assert seen["cwd"] == str(approot)
     assert seen["home"] == str(run_dir / "home")
     assert seen["api_key"] == "bed-key"
@@ -212,13 +218,56 @@ def test_claude_code_without_a_model_passes_none(approot: Path, apg: Run,
     assert "--model" not in seen["argv"] and record["model"] is None
 
 
-def test_claude_code_extra_args_are_explicit(approot: Path, apg: Run, stubs_on_path: Path,
-                                             monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("APG_CLAUDE_ARGS", "--permission-mode bypassPermissions")
+@pytest.mark.parametrize(("value", "expected"), [
+    ('--append-system-prompt "be brief" --max-turns 5',
+     ["--append-system-prompt", "be brief", "--max-turns", "5"]),
+    ('["--allowedTools", "Bash(apg site config:get *)"]',
+     ["--allowedTools", "Bash(apg site config:get *)"]),
+])
+def test_claude_code_extra_args_are_a_list(approot: Path, apg: Run, stubs_on_path: Path,
+                                           monkeypatch: pytest.MonkeyPatch, value: str,
+                                           expected: list[str]) -> None:
+    monkeypatch.setenv("APG_CLAUDE_ARGS", value)
     assert apg("run", TASK, "--approot", str(approot), "--agent", "claude-code").rc == 0
     run_dir, _ = the_run(approot)
     seen = json.loads((run_dir / "stub-claude.json").read_text(encoding="utf-8"))
-    assert seen["argv"][-2:] == ["--permission-mode", "bypassPermissions"]
+    assert seen["argv"][-len(expected):] == expected
+
+
+@pytest.mark.parametrize("value", ['["--model", 3]', '--unbalanced "quote', "[not json"])
+def test_claude_code_bad_extra_args_are_refused(approot: Path, apg: Run, stubs_on_path: Path,
+                                                monkeypatch: pytest.MonkeyPatch,
+                                                value: str) -> None:
+    monkeypatch.setenv("APG_CLAUDE_ARGS", value)
+    rc, _, err = apg("run", TASK, "--approot", str(approot), "--agent", "claude-code")
+    run_dir, record = the_run(approot)
+    assert rc == 1 and record["adapter_exit_code"] == 2
+    assert "APG_USAGE APG_CLAUDE_ARGS" in err and "Traceback" not in err
+    assert not (run_dir / "stub-claude.json").exists()
+
+
+def test_claude_code_allowed_tools_can_be_none(approot: Path, apg: Run, stubs_on_path: Path,
+                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("APG_CLAUDE_ALLOWED_TOOLS", "")
+    assert apg("run", TASK, "--approot", str(approot), "--agent", "claude-code").rc == 0
+    run_dir, _ = the_run(approot)
+    seen = json.loads((run_dir / "stub-claude.json").read_text(encoding="utf-8"))
+    assert "--allowedTools" not in seen["argv"]
+
+
+def test_the_agents_apg_runs_exactly_the_site_command(approot: Path, apg: Run,
+                                                      stubs_on_path: Path) -> None:
+    assert apg("run", TASK, "--approot", str(approot), "--agent", "claude-code").rc == 0
+    run_dir, _ = the_run(approot)
+    seen = json.loads((run_dir / "stub-claude.json").read_text(encoding="utf-8"))
+    wrapper = run_dir / "bin" / "apg"
+    entries = seen["path"].split(os.pathsep)  # (a pyenv shim may put its own dir first)
+    assert entries.index(str(run_dir / "bin")) < entries.index(str(stubs_on_path))
+    done = subprocess.run([str(wrapper), "site", "--help"], capture_output=True, text=True,
+                          cwd="/")
+    assert done.returncode == 0 and "config:set" in done.stdout
+    refused = subprocess.run([str(wrapper), "grade", TASK], capture_output=True, text=True)
+    assert refused.returncode == 2 and refused.stderr.startswith("APG_USAGE only 'apg site")
 
 
 def test_claude_code_exits_with_the_cli_code(approot: Path, apg: Run, stubs_on_path: Path) -> None:
@@ -265,7 +314,8 @@ def test_codex_drives_codex_exec(approot: Path, apg: Run, stubs_on_path: Path,
     run_dir, record = the_run(approot)
     seen = json.loads((run_dir / "stub-codex.json").read_text(encoding="utf-8"))
     assert rc == 0, err
-    assert seen["argv"] == ["exec", "--json", "--model", "gpt-test", prompt_arg(approot)]
+    assert seen["argv"] == ["exec", "--json", "--sandbox", "workspace-write", "-c",
+                            "allow_login_shell=false", "--model", "gpt-test", prompt_arg(approot)]
     assert seen["cwd"] == str(approot) and seen["home"] == str(run_dir / "home")
     assert seen["api_key"] == "bed-openai-key"
     assert "ANTHROPIC_API_KEY" not in seen["env_names"]
@@ -278,11 +328,23 @@ def test_codex_drives_codex_exec(approot: Path, apg: Run, stubs_on_path: Path,
 
 def test_codex_without_a_model_and_with_extra_args(approot: Path, apg: Run, stubs_on_path: Path,
                                                    monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("APG_CODEX_ARGS", "--sandbox workspace-write")
+    monkeypatch.setenv("APG_CODEX_ARGS", '["-c", "model_reasoning_effort=\\"low\\""]')
+    monkeypatch.setenv("APG_CODEX_SANDBOX", "danger-full-access")
+    monkeypatch.setenv("OPENAI_BASE_URL", "http://127.0.0.1:9/v1")
     assert apg("run", TASK, "--approot", str(approot), "--agent", "codex").rc == 0
     run_dir, _ = the_run(approot)
     seen = json.loads((run_dir / "stub-codex.json").read_text(encoding="utf-8"))
-    assert seen["argv"] == ["exec", "--json", "--sandbox", "workspace-write", prompt_arg(approot)]
+    assert seen["argv"] == [
+        "exec", "--json", "--sandbox", "danger-full-access", "-c", "allow_login_shell=false",
+        "-c", "model_provider=apg", "-c", 'model_providers.apg.name="OPENAI_BASE_URL"',
+        "-c", 'model_providers.apg.base_url="http://127.0.0.1:9/v1"',
+        "-c", "model_providers.apg.wire_api=responses",
+        "-c", "model_providers.apg.env_key=OPENAI_API_KEY",
+        "-c", 'model_reasoning_effort="low"', prompt_arg(approot)]
+    # CODEX_HOME and TMPDIR: one fresh directory outside the bed, gone afterwards.
+    codex_home, tmpdir = Path(seen["codex_home"]), Path(seen["tmpdir"])
+    assert codex_home.parent == tmpdir.parent and not codex_home.is_relative_to(approot)
+    assert not codex_home.parent.exists()
 
 
 def test_codex_exits_with_the_cli_code(approot: Path, apg: Run, stubs_on_path: Path) -> None:

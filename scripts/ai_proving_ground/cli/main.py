@@ -25,6 +25,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "run": ("run", "hand a task to an agent adapter and record the attempt"),
     "grade": ("grade", "grade a task on live state; print an every_eval_ever envelope"),
     "results": ("results", "list the stored grade envelopes"),
+    "transcript": ("transcript", "re-parse an agent run's raw CLI output into its normalized record"),
     "escrow": ("escrow", "save the baseline and the verifier outside the project"),
     "verify": ("verify", "check the bed against its escrow (run before and after an attempt)"),
     "campaign": ("campaign", "run a campaign of attempts and report honest statistics"),

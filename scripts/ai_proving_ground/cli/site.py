@@ -23,6 +23,7 @@ from ai_proving_ground.sites.base import StateQuery, ViewQuery
 from ai_proving_ground.sites.embedded import config_sync
 from ai_proving_ground.sites.embedded.driver import EmbeddedSite, export_values
 from ai_proving_ground.sites.embedded.recipes import set_path
+from ai_proving_ground.sites.embedded.store import database_errors
 
 Handler = Callable[[EmbeddedSite, argparse.Namespace], int]
 Argument = tuple[tuple[str, ...], dict[str, Any]]
@@ -88,7 +89,8 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     def act() -> int:
         site = EmbeddedSite(resolve_approot(args.approot, Settings.from_environ()))
-        return _COMMANDS[args.command].handler(site, args)
+        with database_errors(site.layout.database):  # read-only or locked: a token
+            return _COMMANDS[args.command].handler(site, args)
 
     return run(act)
 

@@ -102,7 +102,7 @@ def grade(request: GradeRequest, driver: SiteDriver) -> dict[str, Any]:
     """The envelope for one graded attempt; a task without checks raises APG_GRADE_SKIP."""
     run = (load_run(request.approot, request.run_id, request.task_id, request.model,
                     request.settings) if request.run_id is not None else None)
-    model = request.model or (run or {}).get("model") or None
+    model = request.model or (run or {}).get("model") or agent_model(run) or None
     dataset, task = resolve_task(request.task_id, request.dataset, request.approot,
                                  request.settings)
     if not task.checks:
@@ -177,7 +177,32 @@ def _display(path: Path, approot: Path) -> str:
         return str(path.resolve())
 
 
-def _model_info(model: str | None) -> dict[str, Any]:
+def _agent_transcript(run: dict[str, Any] | None) -> dict[str, Any]:
+    summary = (run or {}).get("agent_transcript")
+    return summary if isinstance(summary, dict) else {}
+
+
+def agent_model(run: dict[str, Any] | None) -> str | None:
+    """The model the agent CLI's own transcript names (developer/model), if it names one."""
+    model = _agent_transcript(run).get("model")
+    return model if isinstance(model, str) and model else None
+
+
+def agent_details(run: dict[str, Any] | None) -> dict[str, str]:
+    """What the agent's transcript says about the attempt, as the envelope's string details."""
+    summary = _agent_transcript(run)
+    usage: dict[str, Any] = summary["usage"] if isinstance(summary.get("usage"), dict) else {}
+    found = {"agent_model": summary.get("model"), "agent_cli_version": summary.get("cli_version"),
+             "agent_turns": summary.get("turns"), "agent_tool_calls": summary.get("tool_calls"),
+             "agent_commands": summary.get("commands"),
+             "agent_permission_denials": summary.get("permission_denials"),
+             "agent_input_tokens": usage.get("input_tokens"),
+             "agent_output_tokens": usage.get("output_tokens"),
+             "agent_cost_usd": summary.get("cost_usd")}
+    return {key: str(value) for key, value in found.items() if value is not None}
+
+
+def _model_info(model: str | None, run: dict[str, Any] | None = None) -> dict[str, Any]:
     model_id = model or "unknown/unknown"
     developer, _, name = model_id.rpartition("/")
     info: dict[str, Any] = {"name": name or model_id, "id": model_id}
@@ -185,7 +210,8 @@ def _model_info(model: str | None) -> dict[str, Any]:
         info["developer"] = developer.split("/")[0]
         info["inference_platform"] = info["developer"]
     info["additional_details"] = {"deployment_type": "externally_managed",
-                                  "model_availability": "unknown" if not model else "recorded"}
+                                  "model_availability": "unknown" if not model else "recorded",
+                                  **agent_details(run)}
     return info
 
 
@@ -244,7 +270,7 @@ def build_envelope(request: GradeRequest, dataset: Dataset, task: Task,
             "evaluator_relationship": "third_party",
             "additional_details": source_details,
         },
-        "model_info": _model_info(model),
+        "model_info": _model_info(model, run),
         "eval_library": {"name": "apg", "version": __version__,
                          "additional_details": _grader_provenance(request, task)},
         "evaluation_results": [{
@@ -270,6 +296,7 @@ def build_envelope(request: GradeRequest, dataset: Dataset, task: Task,
                     "checks_passed": f"{len(outcome) - len(failed)}/{len(outcome)}",
                     "failed_checks": ", ".join(failed),
                     "checks": json.dumps([r.as_json() for r in outcome], sort_keys=True),
+                    **agent_details(run),
                 },
                 "uncertainty": {"num_samples": 1},
             },

@@ -51,6 +51,7 @@ from ai_proving_ground.settings import DEFAULT_SETTINGS, Settings
 from ai_proving_ground.tasks.adapters import ENV_NAME, Adapter, find_adapter, selected_name
 from ai_proving_ground.tasks.dataset import Dataset, Task, resolve_task
 from ai_proving_ground.tasks.preflight import ALLOW_VARIABLE, Preflight, preflight
+from ai_proving_ground.transcripts import review_run
 
 ALLOWED_HOST_VARIABLES = frozenset({"PATH", "LANG", "TERM", "TZ", "TMPDIR"})
 # Extra variables a harness may always add, whatever the adapter declares: namespaced, so they
@@ -250,6 +251,16 @@ def _attempt(plan: _Plan, run_dir: Path, record: dict[str, Any]) -> RunOutcome:
             _redact_solution(request_file, request)
     if exit_code is None:
         _finish(run_dir, record, "no_attempt", None)
+        return RunOutcome(record=record, run_dir=run_dir, exit_code=1)
+    summary, all_denied = review_run(run_dir, plan.adapter.name)
+    if summary is not None:
+        record["agent_transcript"] = summary  # model, tokens, turns; transcript.json has all
+    if all_denied and exit_code == 0:
+        # The CLI exits 0 although it ran nothing: that is no attempt, not a failed one.
+        record["no_attempt_reason"] = all_denied
+        _finish(run_dir, record, "no_attempt", exit_code)
+        say("APG_RUN_NO_ATTEMPT", f"run {run_dir.name}: {all_denied}; recorded as no attempt in "
+            f"{run_dir / 'run.json'}")
         return RunOutcome(record=record, run_dir=run_dir, exit_code=1)
     attempted = exit_code == 0
     _finish(run_dir, record, "attempted" if attempted else "no_attempt", exit_code)

@@ -44,6 +44,30 @@ def _encode(data: Any) -> str:
     return json.dumps(data, sort_keys=False, separators=(",", ":"))
 
 
+def database_error(exc: sqlite3.OperationalError, db_path: Path) -> ApgError:
+    """What a failed statement means for the person (or agent) who ran the command."""
+    text = str(exc)
+    if "readonly" in text or "unable to open database file" in text:
+        # An agent in a read-only sandbox (Codex's default) sees this for every write.
+        return ApgError("APG_SITE_READONLY", f"the site database {db_path} cannot be written "
+                        f"here ({text}): the bed is read-only for this process (a read-only "
+                        "sandbox or mount); run the command where the bed is writable, e.g. "
+                        "codex --sandbox workspace-write")
+    if "locked" in text or "busy" in text:
+        return ApgError("APG_SITE_BUSY", f"the site database {db_path} is locked by another "
+                        f"command ({text}); wait for it to finish and run this one again")
+    return ApgError("APG_SITE_DB_ERROR", f"the site database {db_path}: {text}")
+
+
+@contextlib.contextmanager
+def database_errors(db_path: Path) -> Iterator[None]:
+    """A failed statement inside the block is raised as the ApgError that says what it means."""
+    try:
+        yield
+    except sqlite3.OperationalError as exc:
+        raise database_error(exc, db_path) from None
+
+
 class Store:
     """A thin, typed layer over the SQLite file. Callers group writes with :meth:`transaction`."""
 

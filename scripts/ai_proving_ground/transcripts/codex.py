@@ -1,0 +1,140 @@
+"""Codex's ``codex exec --json`` output, normalized, with its session file when there is one.
+
+``--json`` (Codex 0.169.0) gives ``thread.started`` (the session id), ``item.*`` events whose
+items are ``command_execution`` (command, ``exit_code``, ``status``: a ``declined`` one was
+refused), ``file_change`` (paths written), ``mcp_tool_call``, ``web_search``,
+``agent_message`` (the reply) and ``error``, then ``turn.completed`` (``usage``) or
+``turn.failed``. It names neither the model nor the CLI version: the session file Codex keeps
+under ``$CODEX_HOME/sessions/`` does (``session_meta``, ``turn_context``), and it counts the
+model's responses (``token_usage_record``) and tool calls; the adapter copies it to
+``codex-session.jsonl``. Codex reports no cost and no files read. Commands run through
+``/bin/bash -c SCRIPT`` are listed as SCRIPT, the command the model asked for.
+"""
+
+from __future__ import annotations
+
+import shlex
+from collections import Counter
+from typing import Any
+
+from ai_proving_ground.transcripts.record import (
+    CommandRun,
+    Denial,
+    TokenUsage,
+    Transcript,
+    count,
+    json_events,
+)
+
+AGENT = "codex"
+RAW_FILE = "codex.jsonl"
+SESSION_FILE = "codex-session.jsonl"
+DEVELOPER = "openai"
+SHELLS = {"bash", "sh", "zsh", "dash"}
+TOOL_ITEMS = {"command_execution", "file_change", "mcp_tool_call", "web_search"}
+CALL_ITEMS = {"function_call", "custom_tool_call", "local_shell_call"}
+
+
+def parse(text: str, session_text: str | None = None, source: str = RAW_FILE) -> Transcript:
+    events, problems = json_events(text)
+    session, session_problems = json_events(session_text or "")
+    items = _completed_items(events)
+    tools = [i for i in items if i.get("type") in TOOL_ITEMS]
+    commands = [i for i in tools if i.get("type") == "command_execution"]
+    declined = [i for i in commands if i.get("status") == "declined"]
+    payloads: list[dict[str, Any]] = [e["payload"] for e in session
+                                      if isinstance(e.get("payload"), dict)]
+    replies = [str(i.get("text")) for i in items if i.get("type") == "agent_message"]
+    return Transcript(
+        agent=AGENT, source=source, developer=DEVELOPER,
+        model=_session_value(session, "turn_context", "model"),
+        cli_version=_session_value(session, "session_meta", "cli_version"),
+        session_id=next((str(e["thread_id"]) for e in events
+                         if e.get("type") == "thread.started" and e.get("thread_id")), None),
+        turns=(sum(1 for e in session if e.get("type") == "token_usage_record")
+               or len(tools) + len(replies)),
+        tool_calls=(sum(1 for p in payloads if p.get("type") in CALL_ITEMS) if session
+                    else len(tools)),
+        commands=tuple(CommandRun(command=_script(str(i.get("command", ""))),
+                                  exit_code=i.get("exit_code")
+                                  if isinstance(i.get("exit_code"), int) else None,
+                                  tool="exec_command")
+                       for i in commands if i.get("status") != "declined"),
+        files_read=(),
+        files_written=tuple(dict.fromkeys(str(c.get("path")) for i in tools
+                                          if i.get("type") == "file_change"
+                                          and i.get("status") == "completed"
+                                          for c in i.get("changes") or [] if isinstance(c, dict))),
+        tools_used=dict(Counter(_tool_name(i) for i in tools)),
+        skills_used=(),
+        permission_denials=tuple(Denial(tool="exec_command", detail=_script(str(i.get("command"))),
+                                        reason=str(i.get("aggregated_output") or "declined"))
+                                 for i in declined),
+        usage=_usage(events),
+        cost_usd=None,
+        errors=tuple(problems + [f"session: {p}" for p in session_problems] + _errors(events)),
+        final_reply=replies[-1] if replies else None,
+        completed=(any(e.get("type") == "turn.completed" for e in events)
+                   and not any(e.get("type") == "turn.failed" for e in events)),
+    )
+
+
+def _completed_items(events: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Each item once, in the order it finished (its last state wins)."""
+    found: dict[str, dict[str, Any]] = {}
+    for number, event in enumerate(events):
+        item = event.get("item")
+        if event.get("type") == "item.completed" and isinstance(item, dict):
+            found[str(item.get("id") or f"event-{number}")] = item
+    return list(found.values())
+
+
+def _session_value(session: list[dict[str, Any]], kind: str, key: str) -> str | None:
+    for event in session:
+        payload = event.get("payload")
+        if event.get("type") == kind and isinstance(payload, dict) and payload.get(key):
+            return str(payload[key])
+    return None
+
+
+def _script(command: str) -> str:
+    """``/bin/bash -c SCRIPT`` (or ``-lc``) is SCRIPT; anything else as Codex printed it."""
+    try:
+        argv = shlex.split(command)
+    except ValueError:
+        return command
+    if len(argv) == 3 and argv[0].rsplit("/", 1)[-1] in SHELLS and argv[1] in {"-c", "-lc"}:
+        return argv[2]
+    return command
+
+
+def _tool_name(item: dict[str, Any]) -> str:
+    if item.get("type") == "mcp_tool_call":
+        return f"mcp:{item.get('server')}/{item.get('tool')}"
+    return "exec_command" if item.get("type") == "command_execution" else str(item.get("type"))
+
+
+def _usage(events: list[dict[str, Any]]) -> TokenUsage:
+    usages = [e["usage"] for e in events
+              if e.get("type") == "turn.completed" and isinstance(e.get("usage"), dict)]
+    return TokenUsage(
+        input_tokens=sum(count(u.get("input_tokens")) for u in usages),
+        output_tokens=sum(count(u.get("output_tokens")) for u in usages),
+        cache_read_input_tokens=sum(count(u.get("cached_input_tokens")) for u in usages),
+        cache_creation_input_tokens=sum(count(u.get("cache_write_input_tokens")) for u in usages),
+        reasoning_output_tokens=sum(count(u.get("reasoning_output_tokens")) for u in usages))
+
+
+def _errors(events: list[dict[str, Any]]) -> list[str]:
+    found: list[str] = []
+    for event in events:
+        item = event.get("item")
+        if event.get("type") == "error":
+            found.append(str(event.get("message")))
+        elif event.get("type") == "turn.failed":
+            error = event.get("error")
+            found.append(f"turn failed: {error.get('message') if isinstance(error, dict) else error}")
+        elif (event.get("type") == "item.completed" and isinstance(item, dict)
+              and item.get("type") == "error"):
+            found.append(str(item.get("message")))
+    return found
