@@ -255,12 +255,10 @@ def _attempt(plan: _Plan, run_dir: Path, record: dict[str, Any]) -> RunOutcome:
     summary, all_denied = review_run(run_dir, plan.adapter.name)
     if summary is not None:
         record["agent_transcript"] = summary  # model, tokens, turns; transcript.json has all
-    if all_denied and exit_code == 0:
-        # The CLI exits 0 although it ran nothing: that is no attempt, not a failed one.
+    if all_denied and exit_code == 0:  # the CLI says 0 although it ran nothing: no attempt
         record["no_attempt_reason"] = all_denied
         _finish(run_dir, record, "no_attempt", exit_code)
-        say("APG_RUN_NO_ATTEMPT", f"run {run_dir.name}: {all_denied}; recorded as no attempt in "
-            f"{run_dir / 'run.json'}")
+        say("APG_RUN_NO_ATTEMPT", f"run {run_dir.name}: {all_denied} ({run_dir / 'run.json'})")
         return RunOutcome(record=record, run_dir=run_dir, exit_code=1)
     attempted = exit_code == 0
     _finish(run_dir, record, "attempted" if attempted else "no_attempt", exit_code)
