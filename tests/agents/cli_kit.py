@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import shutil
+import subprocess
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -47,3 +49,15 @@ def provider_env(agent: str, url: str) -> dict[str, str]:
     if agent == "claude-code":
         return {"ANTHROPIC_BASE_URL": url, "ANTHROPIC_API_KEY": "scripted-dummy-key"}
     return {"OPENAI_BASE_URL": f"{url}/v1", "OPENAI_API_KEY": "scripted-dummy-key"}
+
+
+def bwrap_works() -> bool:
+    """bwrap is installed and can make the namespaces these tests use."""
+    if shutil.which("bwrap") is None:
+        return False
+    done = subprocess.run(["bwrap", "--bind", "/", "/", "--dev", "/dev", "--unshare-pid",
+                           "--proc", "/proc", "true"], capture_output=True)
+    return done.returncode == 0
+
+
+NEEDS_BWRAP = ("needs bwrap (Debian package bubblewrap) able to make mount and PID namespaces")

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from cli_kit import TASK, Drive, Driven
+from cli_kit import NEEDS_BWRAP, TASK, Drive, Driven, bwrap_works
 
 from ai_proving_ground.paths import project_dir
 from ai_proving_ground.tasks.dataset import load_dataset
@@ -160,3 +160,29 @@ def test_claude_code_files_read_and_written(drive: Drive, cli_bed: Path) -> None
     assert [(c.command, c.exit_code) for c in transcript.commands] == [
         ("apg site status --format=json", 0)]
     assert driven.record["status"] == "attempted"  # one denial among five calls is an attempt
+
+
+@pytest.mark.skipif(not bwrap_works(), reason=NEEDS_BWRAP)
+def test_codex_inside_bubblewrap_runs_its_commands(drive: Drive, cli_bed: Path,
+                                                   capsys: pytest.CaptureFixture[str]) -> None:
+    # As apg's sandbox runs it: PID 1 is bwrap, every capability dropped, so Codex's own nested
+    # bwrap cannot start; the adapter sees that and leaves the confining to the outer sandbox.
+    shipped = project_dir("ddev") / "agents"
+    wrapper = cli_bed / ".ddev" / "agents" / "codex"
+    wrapper.parent.mkdir(parents=True, exist_ok=True)
+    header = "".join(line for line in (shipped / "codex").read_text(encoding="utf-8")
+                     .splitlines(keepends=True) if line.startswith("## "))
+    wrapper.write_text(
+        f"#!/usr/bin/env bash\n{header}exec bwrap --die-with-parent --cap-drop ALL "
+        "--unshare-pid --bind / / --proc /proc --dev /dev --tmpfs /tmp "
+        '--bind "$APG_APPROOT" "$APG_APPROOT" -- '
+        f"{shlex.quote(str(shipped / 'codex'))}\n", encoding="utf-8")
+    wrapper.chmod(0o755)
+    script = build_script("ASC")
+    driven = drive("codex", script)
+    assert driven.record["adapter"]["source"] == "bed", driven.err
+    assert driven.rc == 0, driven.err
+    transcript = check_transcript(driven, "codex", script)
+    assert transcript["commands"] == 2
+    assert [c.exit_code for c in load(driven.run_dir).commands] == [0, 0]
+    assert score(driven.grade(capsys)) == 1.0

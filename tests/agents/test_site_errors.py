@@ -3,28 +3,19 @@ agent's read-only sandbox gives it) and a database another command holds locked.
 
 from __future__ import annotations
 
-import shutil
 import sqlite3
 import subprocess
 from pathlib import Path
 
 import pytest
+from cli_kit import NEEDS_BWRAP, bwrap_works
 
 from ai_proving_ground.layout import BedLayout
 from ai_proving_ground.sites.embedded.store import database_error
 from ai_proving_ground.tasks.run import site_command
 
 
-def _bwrap_works() -> bool:
-    if shutil.which("bwrap") is None:
-        return False
-    done = subprocess.run(["bwrap", "--bind", "/", "/", "--dev", "/dev", "true"],
-                          capture_output=True)
-    return done.returncode == 0
-
-
-@pytest.mark.skipif(not _bwrap_works(), reason="needs bwrap (Debian package bubblewrap) able to "
-                    "make a mount namespace, to mount the bed read-only")
+@pytest.mark.skipif(not bwrap_works(), reason=NEEDS_BWRAP)
 def test_a_read_only_bed_is_a_token(bed: Path) -> None:
     # The bed mounted read-only, as an agent's read-only sandbox sees it (root ignores modes).
     site = [*site_command(), "--approot", str(bed)]
