@@ -163,26 +163,27 @@ def test_claude_code_files_read_and_written(drive: Drive, cli_bed: Path) -> None
 
 
 @pytest.mark.skipif(not bwrap_works(), reason=NEEDS_BWRAP)
-def test_codex_inside_bubblewrap_runs_its_commands(drive: Drive, cli_bed: Path,
-                                                   capsys: pytest.CaptureFixture[str]) -> None:
-    # As apg's sandbox runs it: PID 1 is bwrap, every capability dropped, so Codex's own nested
-    # bwrap cannot start; the adapter sees that and leaves the confining to the outer sandbox.
+@pytest.mark.parametrize("agent", AGENTS)
+def test_inside_bubblewrap_the_build_still_works(agent: str, drive: Drive, cli_bed: Path,
+                                                 capsys: pytest.CaptureFixture[str]) -> None:
+    # As apg's sandbox runs an adapter: PID 1 is bwrap, every capability dropped, /tmp private.
+    # Codex's own sandbox (a nested bwrap) cannot start there; its adapter sees that and leaves
+    # the confining to the outer sandbox.
     shipped = project_dir("ddev") / "agents"
-    wrapper = cli_bed / ".ddev" / "agents" / "codex"
+    wrapper = cli_bed / ".ddev" / "agents" / agent
     wrapper.parent.mkdir(parents=True, exist_ok=True)
-    header = "".join(line for line in (shipped / "codex").read_text(encoding="utf-8")
+    header = "".join(line for line in (shipped / agent).read_text(encoding="utf-8")
                      .splitlines(keepends=True) if line.startswith("## "))
     wrapper.write_text(
         f"#!/usr/bin/env bash\n{header}exec bwrap --die-with-parent --cap-drop ALL "
         "--unshare-pid --bind / / --proc /proc --dev /dev --tmpfs /tmp "
         '--bind "$APG_APPROOT" "$APG_APPROOT" -- '
-        f"{shlex.quote(str(shipped / 'codex'))}\n", encoding="utf-8")
+        f"{shlex.quote(str(shipped / agent))}\n", encoding="utf-8")
     wrapper.chmod(0o755)
     script = build_script("ASC")
-    driven = drive("codex", script)
+    driven = drive(agent, script)
     assert driven.record["adapter"]["source"] == "bed", driven.err
     assert driven.rc == 0, driven.err
-    transcript = check_transcript(driven, "codex", script)
-    assert transcript["commands"] == 2
+    check_transcript(driven, agent, script)
     assert [c.exit_code for c in load(driven.run_dir).commands] == [0, 0]
     assert score(driven.grade(capsys)) == 1.0
