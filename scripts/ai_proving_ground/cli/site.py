@@ -287,12 +287,24 @@ def _entity_list(site: EmbeddedSite, args: argparse.Namespace) -> int:
 
 @command("views:execute", "execute a view display and print its rows in order", arg("view"),
          arg("display", nargs="?", default="default"),
+         arg("view_args", nargs="?", default="",
+             help="contextual filter values, comma-separated (as drush takes them)"),
          arg("--count", action="store_true", help="print the number of rows only"),
          aliases=["vex"], fmt="table")
 def _views_execute(site: EmbeddedSite, args: argparse.Namespace) -> int:
-    result = site.read_state(StateQuery(views=(ViewQuery(args.view, args.display),))).views[0]
+    arguments = tuple(args.view_args.split(",")) if args.view_args else ()
+    query = ViewQuery(args.view, args.display, arguments)
+    result = site.read_state(StateQuery(views=(query,))).views[0]
     if result.error:
         raise ApgError("APG_VIEW_FAILED", result.error)
+    for handler in result.broken:
+        print(f"APG_VIEW_BROKEN_HANDLER {handler}: Views replaced it with its Broken handler "
+              "(no such field); fix the table/field it names", file=sys.stderr)
+    for message in result.messages:
+        print(f"APG_VIEW_INVALID {message}", file=sys.stderr)
+    if result.outcome != "rows":
+        raise ApgError("APG_VIEW_FAILED", f"a visitor of {args.view}/{args.display} gets: "
+                       f"{result.outcome}")
     if args.count:
         print(len(result.rows), file=stdout())
         return 0

@@ -67,6 +67,15 @@ class ViewResult:
     rows: tuple[ViewRow, ...] = ()
     total_rows: int = 0
     error: str | None = None
+    # What a visitor of the display gets: "rows", "exception", "render error (HTTP 500)",
+    # "not served (404)", "not served (disabled: page path 404)", "no such view or display".
+    outcome: str = "rows"
+    # ViewExecutable::validate() messages ("display_id: message"); execution still ran.
+    messages: tuple[str, ...] = ()
+    # Handlers Views replaced with its Broken plugin ("filter.id", "sort.id", "field.id").
+    broken: tuple[str, ...] = ()
+    # Runs of rows (start, end) whose sort keys are equal: their order is the database's.
+    ties: tuple[tuple[int, int], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -136,6 +145,7 @@ class ViewQuery:
 
     view_id: str
     display_id: str = "default"
+    arguments: tuple[str, ...] = ()  # contextual filter values, as in /path/arg1/arg2
 
 
 @dataclass(frozen=True)

@@ -18,14 +18,23 @@ from ai_proving_ground.sites.base import (
     StateAnswer,
     StateQuery,
     Versions,
+    ViewQuery,
     ViewResult,
 )
 from ai_proving_ground.sites.embedded import canvas, content_model, modules
 from ai_proving_ground.sites.embedded.store import Store
-from ai_proving_ground.sites.embedded.views import ViewError, base_entity_type, execute_view
+from ai_proving_ground.sites.embedded.views import (
+    FieldInfo,
+    ViewError,
+    ViewSchema,
+    base_entity_type,
+    execute_view,
+)
 
 EXTENSION_CONFIG = "core.extension"
 SCHEMA_COLLECTION = "system.schema"
+NO_SUCH_VIEW = "no such view or display"
+DISABLED_PAGE = "not served (disabled: page path 404)"
 
 
 def answer(approot: Path, store: Store, query: StateQuery) -> StateAnswer:
@@ -40,7 +49,7 @@ def answer(approot: Path, store: Store, query: StateQuery) -> StateAnswer:
         found = store.entities_by_uuid(query.entities)
         answer.entities = {u: found.get(u) for u in query.entities}
     answer.counts = [_count(store, q) for q in query.counts]
-    answer.views = [_execute_view(store, q.view_id, q.display_id) for q in query.views]
+    answer.views = [_execute_view(store, q) for q in query.views]
     answer.canvas = [_canvas_tree(store, ref) for ref in query.canvas]
     if query.pending_updates:
         answer.pending_updates = pending_updates(approot, store)
@@ -88,17 +97,63 @@ def _count(store: Store, query: CountQuery) -> int:
     return result.total_rows
 
 
-def _execute_view(store: Store, view_id: str, display_id: str) -> ViewResult:
+def _execute_view(store: Store, query: ViewQuery) -> ViewResult:
+    view_id, display_id = query.view_id, query.display_id
     view = store.config_get(f"views.view.{view_id}")
     if view is None:
-        return ViewResult(view_id, display_id, error=f"view {view_id} does not exist")
+        return ViewResult(view_id, display_id, error=f"view {view_id} does not exist",
+                          outcome=NO_SUCH_VIEW)
     if "views" not in enabled_modules(store):
-        return ViewResult(view_id, display_id, error="module views is not installed")
+        return ViewResult(view_id, display_id, error="module views is not installed",
+                          outcome=NO_SUCH_VIEW)
+    displays = view.get("display") if isinstance(view, dict) else None
+    if not isinstance(displays, dict) or display_id not in displays:
+        known = ", ".join(str(d) for d in displays) if isinstance(displays, dict) else "none"
+        return ViewResult(view_id, display_id, outcome=NO_SUCH_VIEW,
+                          error=f"view {view_id} has no display {display_id} (known displays:"
+                                f" {known})")
+    if not view.get("status", True):
+        page = (displays[display_id] or {}).get("display_plugin") == "page"
+        return ViewResult(view_id, display_id, error=f"view {view_id} is disabled",
+                          outcome=DISABLED_PAGE if page else "not served (disabled)")
     try:
         entity_type = base_entity_type(view)
-        return execute_view(view_id, view, display_id, store.entities_of(entity_type))
+        return execute_view(view_id, view, display_id, store.entities_of(entity_type),
+                            arguments=query.arguments, schema=view_schema(store, entity_type))
     except ViewError as exc:
-        return ViewResult(view_id, display_id, error=str(exc))
+        return ViewResult(view_id, display_id, error=str(exc), outcome="exception")
+
+
+def view_schema(store: Store, entity_type: str) -> ViewSchema:
+    """What Views data holds for ``entity_type``: its usable fields and its bundles."""
+    definition = content_model.ENTITY_TYPES.get(entity_type)
+    prefix = definition.bundle_prefix if definition else None
+    bundles = {}
+    if prefix:
+        for name, data in store.config_get_many(store.config_names(prefix)).items():
+            if isinstance(data, dict):
+                bundles[name.removeprefix(prefix)] = str(data.get("name") or "")
+    labels: dict[str, str] = {}
+    for data in store.config_get_many(store.config_names(f"field.field.{entity_type}.")).values():
+        if isinstance(data, dict) and isinstance(data.get("field_name"), str):
+            labels.setdefault(data["field_name"], str(data.get("label") or data["field_name"]))
+    fields = {}
+    for data in store.config_get_many(store.config_names(f"field.storage.{entity_type}.")).values():
+        if isinstance(data, dict) and isinstance(data.get("field_name"), str):
+            field_name = data["field_name"]
+            fields[field_name] = FieldInfo(labels.get(field_name) or field_name,
+                                           str(data.get("type")), _allowed_keys(data))
+    return ViewSchema(fields, bundles)
+
+
+def _allowed_keys(storage: dict[str, Any]) -> tuple[str, ...] | None:
+    settings = storage.get("settings")
+    allowed = settings.get("allowed_values") if isinstance(settings, dict) else None
+    if isinstance(allowed, list):
+        return tuple(str(a.get("value")) for a in allowed if isinstance(a, dict))
+    if isinstance(allowed, dict):
+        return tuple(str(k) for k in allowed)
+    return None
 
 
 def _canvas_tree(store: Store, ref: CanvasRef) -> CanvasTree | None:

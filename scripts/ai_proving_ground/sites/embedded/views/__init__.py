@@ -9,7 +9,7 @@ returning rows Drupal would not.
 """
 
 from ai_proving_ground.sites.embedded.views.columns import base_entity_type
-from ai_proving_ground.sites.embedded.views.context import ViewError
+from ai_proving_ground.sites.embedded.views.context import FieldInfo, ViewError, ViewSchema
 from ai_proving_ground.sites.embedded.views.execute import execute_view
 
-__all__ = ["ViewError", "base_entity_type", "execute_view"]
+__all__ = ["FieldInfo", "ViewError", "ViewSchema", "base_entity_type", "execute_view"]

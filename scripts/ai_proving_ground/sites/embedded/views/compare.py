@@ -57,6 +57,15 @@ def truthy(value: Any) -> bool:
     return bool(value)
 
 
+def php_empty(value: Any) -> bool:
+    """PHP's empty(): how Views reads a boolean filter's configured value ("0" is false)."""
+    if isinstance(value, str):
+        return value in ("", "0")
+    if isinstance(value, Mapping | list | tuple):
+        return not value
+    return not value  # None, False, 0, 0.0
+
+
 def blank(value: Any) -> bool:
     """True when an exposed filter's value means "no input" (Drupal's 'All' included)."""
     if isinstance(value, Mapping):

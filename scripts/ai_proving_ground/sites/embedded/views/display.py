@@ -1,39 +1,49 @@
-"""Which options a display runs with: its own where it overrides, else the master's."""
+"""Which options a display runs with: its own where ``defaults.<key>: false``, else the master's.
+
+Views reads a display's own value for an option only when the display says it overrides it;
+a value stored without the flag is ignored, and a flag without a value means the option's
+empty default. ``filter_groups`` follows ``filters`` and ``row`` follows ``style``, as Views
+overrides them together.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from typing import Any
 
+from ai_proving_ground.sites.embedded.views.compare import php_empty
 from ai_proving_ground.sites.embedded.views.context import Context, mapping
 
-# Option sections a display may override; everything else is irrelevant to the rows.
-_OVERRIDABLE = ("filters", "filter_groups", "sorts", "pager", "arguments", "fields")
+_OVERRIDABLE = ("filters", "filter_groups", "sorts", "pager", "arguments", "fields",
+                "relationships", "style", "row", "query")
+_LINKED = {"filter_groups": "filters", "row": "style"}
 
 
+def display_ids(ctx: Context, view: Mapping[str, Any]) -> list[str]:
+    return [str(d) for d in mapping(ctx, "display", view.get("display"))]
 
-def display_options(ctx: Context, view: Mapping[str, Any]) -> dict[str, Any]:
+
+def display_title(ctx: Context, view: Mapping[str, Any], display_id: str) -> str:
+    display = mapping(ctx, f"display.{display_id}", view["display"][display_id])
+    title = display.get("display_title")
+    return str(title) if title else ("Default" if display_id == "default" else display_id)
+
+
+def display_options(ctx: Context, view: Mapping[str, Any], display_id: str) -> dict[str, Any]:
+    """The resolved options of ``display_id``, which the caller has checked exists."""
     displays = mapping(ctx, "display", view.get("display"))
     if "default" not in displays:
         raise ctx.error("display.default", "the view has no default (master) display")
-    if ctx.display_id not in displays:
-        known = ", ".join(str(d) for d in displays)
-        raise ctx.error("display", f"no display {ctx.display_id!r}; known displays: {known}")
     master = _display_section(ctx, displays, "default")
-    if ctx.display_id == "default":
+    if display_id == "default":
         return dict(master)
-    own = _display_section(ctx, displays, ctx.display_id)
-    defaults = mapping(
-        ctx, f"display.{ctx.display_id}.display_options.defaults", own.get("defaults")
-    )
+    own = _display_section(ctx, displays, display_id)
+    defaults = mapping(ctx, f"display.{display_id}.display_options.defaults", own.get("defaults"))
     resolved = dict(master)
     for key in _OVERRIDABLE:
-        if key in own:
-            resolved[key] = own[key]
-        elif key in defaults and not defaults[key]:
-            # Overridden (defaults: {key: false}) but exported without a value: Drupal then
-            # sees the option's empty default, not the master's value.
-            resolved[key] = None
+        flag = defaults.get(key, defaults.get(_LINKED.get(key, key), True))
+        if php_empty(flag):
+            resolved[key] = own.get(key)
     return resolved
 
 
@@ -42,4 +52,3 @@ def _display_section(
 ) -> Mapping[str, Any]:
     display = mapping(ctx, f"display.{display_id}", displays[display_id])
     return mapping(ctx, f"display.{display_id}.display_options", display.get("display_options"))
-

@@ -11,6 +11,7 @@ from ai_proving_ground.sites.embedded.views.columns import LANGUAGE_TOKEN, SITE_
 from ai_proving_ground.sites.embedded.views.compare import (
     compare,
     fold_case,
+    php_empty,
     to_number,
     to_text,
     truthy,
@@ -158,16 +159,19 @@ _OPERATORS: dict[str, dict[str, OpFactory]] = {
     },
     "in": {
         "in": _set_op(lambda have, wanted: bool(have & wanted)),
-        "or": _set_op(lambda have, wanted: bool(have & wanted)),
         "not in": _set_op(lambda have, wanted: bool(have - wanted)),
+        **_NULLNESS,
+    },
+    "many_to_one": {
+        "or": _set_op(lambda have, wanted: bool(have & wanted)),
         "and": _set_op(lambda have, wanted: wanted <= have),
         # Many-to-one "is none of" is a NOT EXISTS, so an empty field matches it.
         "not": _set_op(lambda have, wanted: not have & wanted),
         **_NULLNESS,
     },
     "boolean": {
-        "=": _any_item(lambda v, a: truthy(v) == a, truthy),
-        "!=": _any_item(lambda v, a: truthy(v) != a, truthy),
+        "=": _any_item(lambda v, a: truthy(v) == a, lambda raw: not php_empty(raw)),
+        "!=": _any_item(lambda v, a: truthy(v) != a, lambda raw: not php_empty(raw)),
     },
 }
 _OPERATORS["date"] = _OPERATORS["numeric"]
@@ -178,31 +182,57 @@ _PLUGIN_FAMILIES = {
         "string": "string equality",
         "numeric": "numeric datetime",
         "date": "date",
-        "boolean": "boolean",
-        "in": "in_operator bundle list_field language many_to_one taxonomy_index_tid"
-        " entity_reference user_roles",
+        "boolean": "boolean node_status",
+        "in": "in_operator bundle language",
+        "many_to_one": "list_field many_to_one taxonomy_index_tid entity_reference user_roles",
     }.items()
     for plugin in plugins.split()
 }
-_DEFAULT_OPERATORS = {"in": "in"}
-_FAMILY_GUESS_ORDER = ("string", "numeric", "in", "boolean")
+_DEFAULT_OPERATORS = {"in": "in", "many_to_one": "or"}
+# In-operator filters (both families) validate their operator and values.
+IN_FAMILIES = frozenset({"in", "many_to_one"})
+_FAMILY_GUESS_ORDER = ("string", "numeric", "in", "many_to_one", "boolean")
 
 
-def operator_factory(ctx: Context, key: str, handler: Mapping[str, Any], operator: Any) -> OpFactory:
+def plugin_family(handler: Mapping[str, Any]) -> str | None:
+    """The operator family of a filter plugin Views knows, else None."""
     plugin = handler.get("plugin_id")
-    family = _PLUGIN_FAMILIES.get(plugin) if isinstance(plugin, str) else None
+    return _PLUGIN_FAMILIES.get(plugin) if isinstance(plugin, str) else None
+
+
+def handler_operators(family: str, allow_empty: bool) -> frozenset[str]:
+    """The operators a filter handler of ``family`` offers (empty ones on nullable columns)."""
+    names = set(_OPERATORS[family])
+    if not allow_empty:
+        names -= set(_NULLNESS)
+    return frozenset(names)
+
+
+def operator_factory(ctx: Context, key: str, handler: Mapping[str, Any], operator: Any,
+                     allow_empty: bool = True) -> OpFactory | None:
+    """The operator's predicate factory; None when the plugin does not have the operator.
+
+    A stored view names its plugin, and Views adds no condition for an operator the plugin
+    lacks (``in`` on a list field, ``like`` on a string, ``empty`` on a NOT NULL column). A
+    condition without a plugin (a grader's count) takes the first family that knows it.
+    """
+    plugin = handler.get("plugin_id")
+    family = plugin_family(handler)
     if operator is None or operator == "":
         operator = _DEFAULT_OPERATORS.get(family or "", "=")
     name = operator if isinstance(operator, str) else ""
-    if family is None:
-        # Unknown plugin: take the first family that knows the operator.
-        family = next((f for f in _FAMILY_GUESS_ORDER if name in _OPERATORS[f]), "string")
-    factory = _OPERATORS[family].get(name)
-    if factory is None:
+    if family is not None:
+        if name not in handler_operators(family, allow_empty):
+            return None
+        factory = _OPERATORS[family][name]
+        return _date_aware(factory) if family == "date" else factory
+    family = next((f for f in _FAMILY_GUESS_ORDER if name in _OPERATORS[f]), "string")
+    lenient = _OPERATORS[family].get(name)
+    if lenient is None:
         raise ctx.error(
             f"{key}.operator", f"unknown operator {operator!r} for a {family} filter ({plugin})"
         )
-    return _date_aware(factory) if family == "date" else factory
+    return lenient
 
 
 def _timestamp(value: Any) -> Any:

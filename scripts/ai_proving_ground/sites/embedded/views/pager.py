@@ -1,15 +1,41 @@
-"""The pager's window over the ordered rows, and contextual filters without arguments."""
+"""The pager's window over the ordered rows, and the ``total_rows`` Views reports with it.
+
+``none`` and ``full`` count every row after the offset; ``some`` reports the rows it returned;
+``mini`` fetches one row more than a page to know whether a next page exists, and reports
+that many.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any
 
 from ai_proving_ground.sites.embedded.views.compare import to_number
-from ai_proving_ground.sites.embedded.views.context import Context, mapping
+from ai_proving_ground.sites.embedded.views.context import Context, ViewFailure, mapping
 
-_PAGER_TYPES = frozenset({"none", "some", "full", "mini"})
+_PAGER_TYPES = ("full", "some", "none", "mini")  # in the order Drupal's error lists them
+_DEFAULT_PAGER = "mini"  # a display without a pager option
 _DEFAULT_ITEMS_PER_PAGE = 10  # Views' SqlBase pager default
+
+
+@dataclass(frozen=True)
+class Pager:
+    type: str
+    offset: int
+    items: int | None  # None: every row after the offset
+
+    def window(self, count: int) -> tuple[int, int | None]:
+        """(start, end) of the rows shown, end None for all."""
+        return self.offset, None if self.items is None else self.offset + self.items
+
+    def total_rows(self, count: int) -> int:
+        remaining = max(0, count - self.offset)
+        if self.items is None or self.type in ("none", "full"):
+            return remaining
+        if self.type == "mini":
+            return min(remaining, self.items + 1)
+        return min(remaining, self.items)
 
 
 def _count_option(ctx: Context, key: str, value: Any, default: int) -> int:
@@ -21,32 +47,19 @@ def _count_option(ctx: Context, key: str, value: Any, default: int) -> int:
     return int(number)
 
 
-def pager_window(ctx: Context, options: Mapping[str, Any]) -> tuple[int, int | None]:
-    """(offset, limit); limit None means every row after the offset."""
+def build_pager(ctx: Context, options: Mapping[str, Any]) -> Pager:
     pager = mapping(ctx, "pager", options.get("pager"))
-    pager_type = pager.get("type", "mini")  # Views' default display pager
-    if not isinstance(pager_type, str) or pager_type not in _PAGER_TYPES:
-        raise ctx.error("pager.type", f"unknown pager type {pager_type!r}")
+    pager_type = pager.get("type", _DEFAULT_PAGER)
+    if pager_type not in _PAGER_TYPES:
+        raise ViewFailure(
+            "Drupal\\Component\\Plugin\\Exception\\PluginNotFoundException: The"
+            f' "{pager_type}" plugin does not exist. Valid plugin IDs for'
+            f" Drupal\\views\\Plugin\\ViewsPluginManager are: {', '.join(_PAGER_TYPES)}")
     settings = mapping(ctx, "pager.options", pager.get("options"))
     offset = _count_option(ctx, "pager.options.offset", settings.get("offset"), 0)
     if pager_type == "none":
-        return offset, None
+        return Pager(pager_type, offset, None)
     items = _count_option(
         ctx, "pager.options.items_per_page", settings.get("items_per_page"), _DEFAULT_ITEMS_PER_PAGE
     )
-    return offset, items or None
-
-
-def check_arguments(ctx: Context, options: Mapping[str, Any]) -> None:
-    # With no argument passed, default_action 'ignore' shows every row; any other action
-    # needs an argument or a default plugin the embedded site does not have.
-    for argument_id, handler in mapping(ctx, "arguments", options.get("arguments")).items():
-        key = f"arguments.{argument_id}"
-        action = mapping(ctx, key, handler).get("default_action", "ignore")
-        if action != "ignore":
-            raise ctx.error(
-                f"{key}.default_action",
-                f"contextual filters are not supported by the embedded site (default_action"
-                f" {action!r}; only 'ignore' can execute without an argument)",
-            )
-
+    return Pager(pager_type, offset, items or None)
