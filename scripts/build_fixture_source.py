@@ -57,13 +57,14 @@ def _field_storage(n: int, name: str, field_type: str, module: str, settings: di
         "dependencies": {"module": modules},
         "id": f"node.{name}", "field_name": name, "entity_type": "node", "type": field_type,
         "settings": settings, "module": module, "locked": False, "cardinality": cardinality,
-        "translatable": True, "indexes": {}, "persist_with_no_fields": False,
+        "translatable": True, "indexes": [], "persist_with_no_fields": False,
         "custom_storage": False,
     }
 
 
 def _field_instance(n: int, name: str, field_type: str, label: str, description: str,
-                    required: bool, module: str | None = None) -> dict[str, Any]:
+                    required: bool, module: str | None = None,
+                    settings: dict[str, Any] | None = None) -> dict[str, Any]:
     dependencies: dict[str, list[str]] = {
         "config": [f"field.storage.node.{name}", "node.type.kb_doc"]}
     if module:
@@ -73,17 +74,21 @@ def _field_instance(n: int, name: str, field_type: str, label: str, description:
         "id": f"node.kb_doc.{name}", "field_name": name, "entity_type": "node",
         "bundle": "kb_doc", "label": label, "description": description, "required": required,
         "translatable": False, "default_value": [], "default_value_callback": "",
-        "settings": {}, "field_type": field_type,
+        "settings": settings or [], "field_type": field_type,
     }
 
 
+# The config as Drupal 10.3 stores it (tests/embedded/golden/config/), in the shape the probe
+# reads it back: PHP's empty arrays are [], an integer field gets its settings defaults.
+INTEGER_FIELD_SETTINGS = {"min": "", "max": "", "prefix": "", "suffix": ""}
+
 KB_CONFIG: dict[str, dict[str, Any]] = {
     "node.type.kb_doc": {
-        "uuid": _config_uuid(1), "langcode": "en", "status": True, "dependencies": {},
+        "uuid": _config_uuid(1), "langcode": "en", "status": True, "dependencies": [],
         "name": "Knowledge base article", "type": "kb_doc",
         "description": "A help-center article, filed under one section and ordered within it "
                        "by weight.",
-        "help": "", "new_revision": True, "preview_mode": 1, "display_submitted": False,
+        "help": None, "new_revision": True, "preview_mode": 1, "display_submitted": False,
     },
     "field.storage.node.field_kb_section": _field_storage(
         2, "field_kb_section", "list_string", "options",
@@ -104,7 +109,8 @@ KB_CONFIG: dict[str, dict[str, Any]] = {
         "One or two sentences shown in article lists.", False),
     "field.field.node.kb_doc.field_kb_weight": _field_instance(
         8, "field_kb_weight", "integer", "Weight",
-        "Order within the section: lighter articles are listed first.", True),
+        "Order within the section: lighter articles are listed first.", True,
+        settings=INTEGER_FIELD_SETTINGS),
     "field.field.node.kb_doc.field_kb_tags": _field_instance(
         9, "field_kb_tags", "string", "Tags", "Free-form keywords for search.", False),
 }

@@ -18,6 +18,7 @@ from ai_proving_ground.errors import ApgError
 from ai_proving_ground.paths import project_dir
 from ai_proving_ground.schemas import validate_document
 from ai_proving_ground.settings import DEFAULT_SETTINGS, Settings
+from ai_proving_ground.tasks.view_ties import tie_warnings
 from ai_proving_ground.yamlio import load_document
 
 DEFAULT_DATASET = "build_tasks"
@@ -66,6 +67,8 @@ class Dataset:
     version: int
     sha256: str
     tasks: tuple[Task, ...]
+    # What the validator warns about but does not refuse (a view_rows order resting on a tie).
+    warnings: tuple[str, ...] = ()
 
     def task(self, task_id: str) -> Task:
         for task in self.tasks:
@@ -127,13 +130,22 @@ def load_dataset(path: Path) -> Dataset:
     if not _unchanged(path, raw):
         # dataset_sha256 and the parsed tasks must come from the same bytes.
         raise ApgError("APG_DATASET_INVALID", f"{path}: changed while it was being read; try again")
+    tasks = tuple(Task(id=str(t["id"]), data=t) for t in data["tasks"])
     return Dataset(
         path=path,
         name=str(data["dataset"]),
         version=int(data["version"]),
         sha256=hashlib.sha256(raw).hexdigest(),
-        tasks=tuple(Task(id=str(t["id"]), data=t) for t in data["tasks"]),
+        tasks=tasks,
+        warnings=tuple(w for t in tasks for w in tie_warnings(
+            t.id, t.checks, t.reference_steps, _shipped_fixtures(t.fixtures))),
     )
+
+
+def _shipped_fixtures(names: list[str]) -> list[Path]:
+    """The shipped fixture directories of ``names`` (a project's own fixtures are not known here)."""
+    root = project_dir("fixtures")
+    return [root / f"fixture_{n}" for n in names if (root / f"fixture_{n}" / "recipe.yml").is_file()]
 
 
 def _unchanged(path: Path, raw: bytes) -> bool:
