@@ -21,7 +21,8 @@ from ai_proving_ground.report import stderr, stdout
 from ai_proving_ground.settings import Settings, resolve_approot
 from ai_proving_ground.sites.base import StateQuery, ViewQuery
 from ai_proving_ground.sites.embedded import config_sync
-from ai_proving_ground.sites.embedded.driver import EmbeddedSite, export_values
+from ai_proving_ground.sites.embedded.content_model import export_values
+from ai_proving_ground.sites.embedded.driver import EmbeddedSite
 from ai_proving_ground.sites.embedded.recipes import set_path
 from ai_proving_ground.sites.embedded.store import database_errors
 
@@ -181,7 +182,9 @@ def _config_set(site: EmbeddedSite, args: argparse.Namespace) -> int:
         else:
             data = current if current is not None else {}
             set_path(data, args.key, value)
-        site.config_save(store, args.name, data)
+        warnings = site.config_save(store, args.name, data, raw=True)
+    for warning in warnings:
+        print(f"APG_CONFIG_UNUSABLE {warning}", file=sys.stderr)
     _note(f"Saved {args.name}.")
     return 0
 

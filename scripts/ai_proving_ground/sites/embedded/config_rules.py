@@ -19,6 +19,16 @@ def _refuse(name: str, message: str) -> ApgError:
     return ApgError("APG_CONFIG_INVALID", f"config {name}: {message}")
 
 
+class LooserRefusal(ApgError):
+    """A refusal of Drupal's entity API that ``drush config:set`` does not make: Drupal stores
+    the object raw (a node type without a name, a field before its storage, an unknown field
+    type or bundle) and then cannot use it."""
+
+
+def _looser(name: str, message: str) -> LooserRefusal:
+    return LooserRefusal("APG_CONFIG_INVALID", f"config {name}: {message}")
+
+
 def provider_of(name: str) -> str:
     """The extension that owns a config name: its first dot-separated part."""
     return name.split(".", 1)[0]
@@ -95,7 +105,7 @@ def _expect(name: str, data: dict[str, Any], key: str, value: str) -> None:
 def _node_type(name: str, data: dict[str, Any], config: ConfigReader) -> None:
     _expect(name, data, "type", name.removeprefix("node.type."))
     if not isinstance(data.get("name"), str) or not data["name"]:
-        raise _refuse(name, "a content type needs a human-readable name")
+        raise _looser(name, "a content type needs a human-readable name")
 
 
 def _vocabulary(name: str, data: dict[str, Any], config: ConfigReader) -> None:
@@ -112,7 +122,7 @@ def _field_storage(name: str, data: dict[str, Any], config: ConfigReader) -> Non
     _expect(name, data, "entity_type", entity_type)
     _expect(name, data, "field_name", field_name)
     if data.get("type") not in FIELD_TYPES:
-        raise _refuse(name, f"unknown field type {data.get('type')!r} "
+        raise _looser(name, f"unknown field type {data.get('type')!r} "
                             f"(known: {', '.join(sorted(FIELD_TYPES))})")
     if field_name in ENTITY_TYPES[entity_type].base_fields:
         raise _refuse(name, f"{field_name} is a base field of {entity_type}")
@@ -129,10 +139,10 @@ def _field_instance(name: str, data: dict[str, Any], config: ConfigReader) -> No
     _expect(name, data, "bundle", bundle)
     _expect(name, data, "field_name", field_name)
     if not isinstance(config.config_get(f"field.storage.{entity_type}.{field_name}"), dict):
-        raise _refuse(name, f"field.storage.{entity_type}.{field_name} must exist first")
+        raise _looser(name, f"field.storage.{entity_type}.{field_name} must exist first")
     prefix = ENTITY_TYPES[entity_type].bundle_prefix
     if prefix and not isinstance(config.config_get(prefix + bundle), dict):
-        raise _refuse(name, f"bundle {prefix}{bundle} must exist first")
+        raise _looser(name, f"bundle {prefix}{bundle} must exist first")
 
 
 def _view(name: str, data: dict[str, Any], config: ConfigReader) -> None:

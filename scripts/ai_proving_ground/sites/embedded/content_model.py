@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from ai_proving_ground.errors import ApgError
+from ai_proving_ground.sites.base import EntityRecord
 from ai_proving_ground.sites.embedded import canvas
 
 FieldItems = list[dict[str, Any]]
@@ -53,9 +54,13 @@ FIELD_TYPES: dict[str, str] = {
     "string": "field", "string_long": "field", "email": "field", "integer": "field",
     "decimal": "field", "float": "field", "boolean": "field", "entity_reference": "field",
     "text": "text", "text_long": "text", "text_with_summary": "text",
-    "list_string": "options", "list_integer": "options", "link": "link", "datetime": "datetime",
+    "list_string": "options", "list_integer": "options", "list_float": "options",
+    "link": "link", "datetime": "datetime", "timestamp": "field", "telephone": "telephone",
+    "file": "file", "image": "image",
 }
-_MAIN_PROPERTY = {"entity_reference": "target_uuid", "link": "uri"}
+_REFERENCES = frozenset({"entity_reference", "file", "image"})
+_MAIN_PROPERTY = {"entity_reference": "target_uuid", "link": "uri", "file": "target_uuid",
+                  "image": "target_uuid"}
 
 
 class ConfigReader(Protocol):
@@ -103,15 +108,21 @@ def normalize_items(raw: Any) -> FieldItems:
 
 @dataclass(frozen=True)
 class ValidEntity:
-    """Values that passed the content model: label, status and the remaining fields."""
+    """Values that passed the content model: label, status and the remaining fields.
+
+    ``ignored`` names fields whose values were dropped, as Drupal drops values of a field whose
+    config it stores but never sees.
+    """
 
     label: str
     status: bool
     fields: dict[str, FieldItems]
+    ignored: tuple[str, ...] = ()
 
 
 def validate_values(definition: EntityTypeDef, bundle: str, values: Mapping[str, Any],
-                    config: ConfigReader, enabled: set[str]) -> ValidEntity:
+                    config: ConfigReader, enabled: set[str],
+                    raw_storages: frozenset[str] = frozenset()) -> ValidEntity:
     """Refuse an unknown bundle, an undefined field or a value the field cannot hold."""
     if not bundle_exists(definition, bundle, config):
         hint = (f"define it with config {definition.bundle_prefix}{bundle}"
@@ -119,10 +130,15 @@ def validate_values(definition: EntityTypeDef, bundle: str, values: Mapping[str,
                                                  f"{definition.id}")
         raise _refuse(f"{definition.id} bundle {bundle!r} does not exist; {hint}")
     fields: dict[str, FieldItems] = {}
+    ignored: list[str] = []
     for name, raw in values.items():
         items = normalize_items(raw)
         if name in definition.base_fields:
             fields[name] = _base_items(definition, name, items, config)
+            continue
+        if f"field.storage.{definition.id}.{name}" in raw_storages and not _raw_field_table(
+                definition, bundle, name, config):
+            ignored.append(name)
             continue
         fields[name] = _configured_items(definition, bundle, name, items, config, enabled)
     _check_required(definition, bundle, fields, config)
@@ -134,7 +150,31 @@ def validate_values(definition: EntityTypeDef, bundle: str, values: Mapping[str,
     status = _as_bool(status_items[0].get("value", True)) if status_items else True
     for derived in ("created", "changed", "langcode"):
         fields.pop(derived, None)
-    return ValidEntity(label=label, status=status, fields=fields)
+    return ValidEntity(label=label, status=status, fields=fields, ignored=tuple(ignored))
+
+
+def _raw_field_table(definition: EntityTypeDef, bundle: str, name: str,
+                     config: ConfigReader) -> bool:
+    """A field whose storage was set raw (``config:set``, no entity API): Drupal made no table.
+
+    Without ``id`` keys (or a ``field_type``) Drupal never sees the field and drops its values
+    (False); with them it sees the field and fails to save, as Drupal's SQL or cache rebuild
+    does, with Drupal's message.
+    """
+    storage = config.config_get(f"field.storage.{definition.id}.{name}") or {}
+    instance = config.config_get(f"field.field.{definition.id}.{bundle}.{name}") or {}
+    if not all(isinstance(d, dict) and "id" in d for d in (storage, instance)) or (
+            "field_type" not in instance):
+        return False
+    if "settings" not in storage:
+        raise _refuse("TypeError: Drupal\\Core\\Field\\FieldItemBase::fieldSettingsFromConfigData():"
+                      " Argument #1 ($settings) must be of type array, null given (the raw "
+                      f"field.storage.{definition.id}.{name} has no settings; Drupal's cache "
+                      "rebuild fails)")
+    raise _refuse(f"SQLSTATE[42S02]: Base table or view not found: 1146 Table "
+                  f"'{definition.id}__{name}' doesn't exist (field.storage.{definition.id}.{name}"
+                  " was set with config:set, which makes no table; create fields with"
+                  " `apg site config:import` or a recipe)")
 
 
 def _base_items(definition: EntityTypeDef, name: str, items: FieldItems,
@@ -169,14 +209,14 @@ def _check_item(name: str, field_type: str, storage: Mapping[str, Any],
     prop = _MAIN_PROPERTY.get(field_type, "value")
     if prop != "value" and prop not in item and "value" in item:
         item[prop] = item.pop("value")  # `--set field=x` gives every field a plain value
-    if field_type == "entity_reference" and "target_id" in item and prop not in item:
+    if field_type in _REFERENCES and "target_id" in item and prop not in item:
         prop = "target_id"
     if prop not in item:
         raise _refuse(f"field {name!r} item {item!r} lacks its {prop!r} property")
     value = item[prop]
-    if field_type in {"integer", "list_integer"}:
+    if field_type in {"integer", "list_integer", "timestamp"}:
         item[prop] = _as_int(name, value)
-    elif field_type in {"decimal", "float"}:
+    elif field_type in {"decimal", "float", "list_float"}:
         item[prop] = _as_number(name, value)
     elif field_type == "boolean":
         item[prop] = _as_bool(value)
@@ -227,3 +267,17 @@ def _as_number(name: str, value: Any) -> float | int:
     except ValueError:
         raise _refuse(f"field {name!r} needs a number, got {value!r}") from None
     return int(number) if number.is_integer() else number
+
+
+def export_values(record: EntityRecord) -> dict[str, list[dict[str, Any]]]:
+    """An entity's values in default-content shape: references by UUID under ``entity``."""
+    definition = ENTITY_TYPES[record.entity_type]
+    values: dict[str, list[dict[str, Any]]] = {
+        definition.label_field: [{"value": record.label}],
+        "status": [{"value": record.status}],
+    }
+    for name, items in record.fields.items():
+        values[name] = [
+            {("entity" if k == "target_uuid" else k): v for k, v in item.items()} for item in items
+        ]
+    return values

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import contextlib
 import copy
-import platform
 import time
 import uuid as uuidlib
 from collections.abc import Iterator, Mapping, Sequence
@@ -23,7 +22,15 @@ from ai_proving_ground.sites.base import (
     StateQuery,
     register_driver,
 )
-from ai_proving_ground.sites.embedded import config_rules, content_model, database, modules, reads
+from ai_proving_ground.sites.embedded import (
+    config_rules,
+    config_schema,
+    content_model,
+    database,
+    modules,
+    raw_config,
+    reads,
+)
 from ai_proving_ground.sites.embedded.reads import EXTENSION_CONFIG, SCHEMA_COLLECTION
 from ai_proving_ground.sites.embedded.recipes import RecipeRunner
 from ai_proving_ground.sites.embedded.store import Store, as_stored
@@ -176,13 +183,28 @@ class EmbeddedSite(SiteDriver):
 
     # ------------------------------------------------------------------ config
 
-    def config_save(self, store: Store, name: str, data: Any) -> None:
-        """Validate and save one config object (the single write path for config)."""
+    def config_save(self, store: Store, name: str, data: Any, *, raw: bool = False) -> list[str]:
+        """Validate and save one config object (the single write path for config).
+
+        ``raw`` is ``drush config:set``: Drupal stores what it is given (cast by its schema),
+        looser than its entity API, and a field storage set so gets no table. What Drupal
+        would store but cannot use is stored, and the returned warnings say why.
+        """
         if name == EXTENSION_CONFIG:
             raise ApgError("APG_CONFIG_INVALID", "core.extension changes only through "
                            "pm:install and pm:uninstall")
-        config_rules.validate(name, data, store, self.enabled_modules(store))
+        data = config_schema.as_saved(name, data)
+        warnings = []
+        try:
+            config_rules.validate(name, data, store, self.enabled_modules(store))
+        except config_rules.LooserRefusal as exc:
+            if not raw:
+                raise
+            warnings.append(f"{name}: Drupal stores this but cannot use it: {exc.message}")
+        is_new = store.config_get(name) is None
         store.config_set(name, data)
+        warnings.extend(raw_config.record_save(store, name, raw=raw, is_new=is_new))
+        return warnings
 
     def config_delete(self, store: Store, name: str) -> None:
         if name == EXTENSION_CONFIG:
@@ -191,6 +213,7 @@ class EmbeddedSite(SiteDriver):
             raise ApgError("APG_CONFIG_MISSING", f"config {name} does not exist")
         self._refuse_if_in_use(store, name)
         store.config_delete(name)
+        raw_config.forget(store, name)
 
     def _refuse_if_in_use(self, store: Store, name: str) -> None:
         self._refuse_if_bundle_in_use(store, name)
@@ -228,6 +251,7 @@ class EmbeddedSite(SiteDriver):
             for name in sorted(set(current) - set(staged)):
                 self._refuse_if_bundle_in_use(store, name)
             store.config_replace_all(staged)
+            raw_config.imported(store, current, staged)
             for module in sorted(reads.enabled_in(current) - wanted_modules):
                 self._refuse_if_content(store, module)
                 self._refuse_if_field_type_used(store, module)
@@ -260,7 +284,8 @@ class EmbeddedSite(SiteDriver):
         enabled = self.enabled_modules(store)
         definition = content_model.entity_type(entity_type, enabled)
         bundle = bundle or definition.id
-        valid = content_model.validate_values(definition, bundle, values, store, enabled)
+        valid = content_model.validate_values(definition, bundle, values, store, enabled,
+                                              raw_config.raw_storages(store))
         new_uuid = uuid or str(uuidlib.uuid4())
         if store.uuids_present([new_uuid]):
             raise ApgError("APG_ENTITY_EXISTS", f"an entity with uuid {new_uuid} already exists")
@@ -281,7 +306,8 @@ class EmbeddedSite(SiteDriver):
         merged[definition.label_field] = [{"value": record.label}]
         merged["status"] = [{"value": record.status}]
         merged.update(values)
-        valid = content_model.validate_values(definition, record.bundle, merged, store, enabled)
+        valid = content_model.validate_values(definition, record.bundle, merged, store, enabled,
+                                              raw_config.raw_storages(store))
         updated = EntityRecord(
             entity_type=record.entity_type, uuid=record.uuid, id=record.id, bundle=record.bundle,
             label=valid.label, status=valid.status, fields=valid.fields, created=record.created,
@@ -310,7 +336,7 @@ class EmbeddedSite(SiteDriver):
                     if record.uuid in seen:
                         continue
                     seen.add(record.uuid)
-                    values = export_values(record)
+                    values = content_model.export_values(record)
                     targets = store.entities_by_uuid(references(values))
                     ref_types = {u: r.entity_type for u, r in targets.items()}
                     docs.append(to_document(record.entity_type, record.uuid, record.bundle,
@@ -354,40 +380,11 @@ class EmbeddedSite(SiteDriver):
         return private if private.is_dir() else None
 
     def status(self) -> dict[str, Any]:
-        installed = self.layout.database.is_file()
-        facts: dict[str, Any] = {
-            "drupal-version": modules.CORE_VERSION,
-            "db-driver": "sqlite",
-            "db-name": str(self.layout.database),
-            "db-status": "Connected" if installed else "Not installed",
-            "bootstrap": "Successful" if installed else "",
-            "install-profile": "embedded",
-            "python-version": platform.python_version(),
-            "root": str(self.layout.webroot),
-            "site": "sites/default",
-            "files": "sites/default/files",
-            "private": str(self.private_files_dir() or ""),
-            "config-sync": "../config/sync",
-        }
-        if installed:
-            with self.session() as store:
-                facts["modules"] = len(self.enabled_modules(store))
-                facts["site-name"] = (store.config_get("system.site") or {}).get("name", "")
-        return facts
-
-
-def export_values(record: EntityRecord) -> dict[str, list[dict[str, Any]]]:
-    """An entity's values in default-content shape: references by UUID under ``entity``."""
-    definition = content_model.ENTITY_TYPES[record.entity_type]
-    values: dict[str, list[dict[str, Any]]] = {
-        definition.label_field: [{"value": record.label}],
-        "status": [{"value": record.status}],
-    }
-    for name, items in record.fields.items():
-        values[name] = [
-            {("entity" if k == "target_uuid" else k): v for k, v in item.items()} for item in items
-        ]
-    return values
+        where = (self.layout.database, self.layout.webroot, self.private_files_dir())
+        if not self.layout.database.is_file():
+            return reads.status_facts(*where, None)
+        with self.session() as store:
+            return reads.status_facts(*where, store)
 
 
 def _load_config_file(path: Path) -> Any:

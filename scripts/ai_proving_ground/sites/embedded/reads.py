@@ -229,3 +229,26 @@ def _display_path(path: Path, approot: Path) -> str:
         return str(path.relative_to(approot))
     except ValueError:
         return f"core/modules/{path.name}"
+
+
+def status_facts(database: Path, webroot: Path, private: Path | None,
+                 store: Store | None) -> dict[str, Any]:
+    """``drush core:status``: the site's facts; ``store`` is None before it is installed."""
+    facts: dict[str, Any] = {
+        "drupal-version": modules.CORE_VERSION,
+        "db-driver": "sqlite",
+        "db-name": str(database),
+        "db-status": "Connected" if store else "Not installed",
+        "bootstrap": "Successful" if store else "",
+        "install-profile": "embedded",
+        "python-version": platform.python_version(),
+        "root": str(webroot),
+        "site": "sites/default",
+        "files": "sites/default/files",
+        "private": str(private or ""),
+        "config-sync": "../config/sync",
+    }
+    if store is not None:
+        facts["modules"] = len(enabled_modules(store))
+        facts["site-name"] = (store.config_get("system.site") or {}).get("name", "")
+    return facts
