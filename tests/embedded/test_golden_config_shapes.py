@@ -11,19 +11,16 @@ from __future__ import annotations
 
 import json
 import shlex
-import shutil
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from ai_proving_ground import yamlio
-from ai_proving_ground.bed import init_bed
 from ai_proving_ground.sites.base import StateQuery
 from ai_proving_ground.sites.embedded.driver import EmbeddedSite
 
 GOLDEN = Path(__file__).parent / "golden" / "config-shapes"
-FIXTURE = Path(__file__).parents[2] / "fixtures" / "fixture_kb_docs"
 CASES = sorted(GOLDEN.glob("*.json"))
 MODULES = ["taxonomy", "text", "options", "datetime", "link", "telephone", "file", "image",
            "menu_link_content"]
@@ -33,9 +30,13 @@ GRAW = {"type": "graw", "name": "Golden raw type"}
 # What the embedded site does not do as Drupal does yet, by case.
 NO_ENTITY_API = ("objects made through the entity API (as Field UI saves them) are not built:"
                  " no field:create command fills uuid, dependencies, defaults and displays")
-RAW_FIELD_WORKS = ("a field set raw has no table on Drupal (config:set bypasses the entity"
-                   " API), so a node cannot hold its value; the embedded site makes it work")
-NOT_AGREEING: dict[str, str] = {}
+NOT_AGREEING: dict[str, str] = {
+    "054-content-node-api": "content in the fields the entity API made: those fields are not"
+                            " built (see the -api cases)",
+    "055-content-node-raw": "Drupal silently drops values for fields it does not know (here"
+                            " field_gr_string, whose case is kept back); the embedded site"
+                            " refuses an undefined field, as its design says",
+}
 
 
 def load_case(path: Path) -> dict[str, Any]:
@@ -59,20 +60,11 @@ def _params() -> list[Any]:
     return params
 
 
-@pytest.fixture(scope="module")
-def shapes_bed(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    approot = tmp_path_factory.mktemp("shapes") / "bed"
-    site = init_bed(approot)
-    site.apply_recipe(FIXTURE)
-    site.install_modules(MODULES)
-    return approot
-
-
 @pytest.fixture
-def shapes_site(shapes_bed: Path, tmp_path: Path) -> Path:
-    approot = tmp_path / "bed"
-    shutil.copytree(shapes_bed, approot, symlinks=True)
-    return approot
+def shapes_site(fixtures_bed: Path) -> Path:
+    """The shared kb_docs bed (as the corpus site) with the field type modules installed."""
+    EmbeddedSite(fixtures_bed).install_modules(MODULES)
+    return fixtures_bed
 
 
 def _config_set(site: Any, approot: Path, name: str, data: Any) -> int:

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from ai_proving_ground import yamlio
-from ai_proving_ground.fixture_export import strip_config
+from ai_proving_ground.fixture_plan import strip_config
 
 GOLDEN = Path(__file__).parent / "golden"
 FIXTURE_CONFIG = Path(__file__).parents[2] / "fixtures" / "fixture_kb_docs" / "config"

@@ -10,13 +10,11 @@ the captured arguments.
 from __future__ import annotations
 
 import json
-import shutil
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from ai_proving_ground.bed import init_bed
 from ai_proving_ground.sites.base import StateQuery, ViewQuery, ViewResult
 from ai_proving_ground.sites.embedded.driver import EmbeddedSite
 from ai_proving_ground.yamlio import load_yaml
@@ -34,20 +32,10 @@ def load_case(path: Path) -> dict[str, Any]:
     return dict(json.loads(path.read_text(encoding="utf-8")))
 
 
-@pytest.fixture(scope="module")
-def kb_bed(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    approot = tmp_path_factory.mktemp("golden") / "bed"
-    site = init_bed(approot)
-    site.apply_recipe(FIXTURE)
-    site.install_modules(["views"])
-    return approot
-
-
 @pytest.fixture
-def golden_site(kb_bed: Path, tmp_path: Path) -> EmbeddedSite:
-    approot = tmp_path / "bed"
-    shutil.copytree(kb_bed, approot, symlinks=True)
-    return EmbeddedSite(approot)
+def golden_site(fixtures_bed: Path) -> EmbeddedSite:
+    """The shared kb_docs bed: the corpus site's content type, fields and 12 articles."""
+    return EmbeddedSite(fixtures_bed)
 
 
 def execute(site: EmbeddedSite, name: str, config: dict[str, Any], display: str,
