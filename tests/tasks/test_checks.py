@@ -124,6 +124,16 @@ def test_entity_exists_by_uuid(fixtures_bed: Path, site: Any) -> None:
                   "fields": {"field_kb_section": "billing", "field_kb_weight": 5}}}
 
 
+def test_entity_exists_compares_field_values_as_drupal_stores_them(fixtures_bed: Path) -> None:
+    # Real Drupal reads 1 back as "1": a check written either way must grade either site alike.
+    for weight in (1, "1", 1.0):
+        spec = {"type": "entity_exists", "uuid": PAYMENT, "fields": {"field_kb_weight": weight}}
+        assert one(fixtures_bed, spec)["passed"] is True, weight
+    for weight in (2, "1.5", "one", None):
+        spec = {"type": "entity_exists", "uuid": PAYMENT, "fields": {"field_kb_weight": weight}}
+        assert one(fixtures_bed, spec)["passed"] is False, weight
+
+
 def test_entity_exists_by_uuid_compares_only_what_it_names(fixtures_bed: Path, site: Any) -> None:
     spec = {"type": "entity_exists", "uuid": HOME, "label": "Home"}
     assert one(fixtures_bed, spec) == {"passed": True, "expected": {"label": "Home"},
