@@ -184,7 +184,7 @@ def _config_set(site: EmbeddedSite, args: argparse.Namespace) -> int:
             set_path(data, args.key, value)
         warnings = site.config_save(store, args.name, data, raw=True)
     for warning in warnings:
-        print(f"APG_CONFIG_UNUSABLE {warning}", file=sys.stderr)
+        print(f"APG_CONFIG_UNUSABLE {warning}", file=stderr())
     _note(f"Saved {args.name}.")
     return 0
 
@@ -302,9 +302,9 @@ def _views_execute(site: EmbeddedSite, args: argparse.Namespace) -> int:
         raise ApgError("APG_VIEW_FAILED", result.error)
     for handler in result.broken:
         print(f"APG_VIEW_BROKEN_HANDLER {handler}: Views replaced it with its Broken handler "
-              "(no such field); fix the table/field it names", file=sys.stderr)
+              "(no such field); fix the table/field it names", file=stderr())
     for message in result.messages:
-        print(f"APG_VIEW_INVALID {message}", file=sys.stderr)
+        print(f"APG_VIEW_INVALID {message}", file=stderr())
     if result.outcome != "rows":
         raise ApgError("APG_VIEW_FAILED", f"a visitor of {args.view}/{args.display} gets: "
                        f"{result.outcome}")
