@@ -6,7 +6,7 @@ import shutil
 from collections.abc import Sequence
 from pathlib import Path
 
-from ai_proving_ground.baselines.store import DEFAULT_SUBDIR, baseline_dir
+from ai_proving_ground.baselines.store import DEFAULT_SUBDIR, RUNS_SUBDIR, baseline_dir
 from ai_proving_ground.errors import ApgError
 from ai_proving_ground.fixtures import load_set
 from ai_proving_ground.fsutil import atomic_write_text
@@ -90,7 +90,7 @@ def clone_bed(template: Path, bed: Path, settings: Settings = DEFAULT_SETTINGS) 
     baselines = {(template / DEFAULT_SUBDIR).resolve(), baseline_dir(template, settings).resolve()}
 
     def ignore(directory: str, names: list[str]) -> set[str]:
-        return {"runs", "results"} & set(names) if Path(directory).resolve() in baselines else set()
+        return {RUNS_SUBDIR, "results"} & set(names) if Path(directory).resolve() in baselines else set()
 
     bed.parent.mkdir(parents=True, exist_ok=True)
     shutil.copytree(template, bed, symlinks=True, ignore=ignore)

@@ -48,6 +48,11 @@ def write_run(approot: Path, run_id: str = RUN_ID, **fields: Any) -> Path:
         "task_sha256": load_dataset(SHIPPED_DATASET).task(task_id).sha256,
         "model": "anthropic/claude-sonnet-4", "started_at": "2026-07-18T10:15:00.000Z",
         "finished_at": "2026-07-18T10:20:00.000Z", "adapter_exit_code": 0, "attempted": True,
+        "dataset": {"name": "build_tasks", "path": str(SHIPPED_DATASET), "sha256": "0" * 64,
+                    "version": 1},
+        "adapter": {"name": "nop"}, "approot": str(approot), "prompt_sha256": "0" * 64,
+        "preflight": {"checked": False}, "transcripts": {"stdout": "stdout.log"},
+        "timeout_s": None,
     }
     record.update(fields)
     run_dir = baseline_dir(approot) / "runs" / run_id

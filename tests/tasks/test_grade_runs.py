@@ -13,8 +13,10 @@ from typing import Any
 import pytest
 
 from ai_proving_ground.baselines.store import baseline_dir
+from ai_proving_ground.errors import ApgError
 from ai_proving_ground.paths import PROJECT_ROOT
 from ai_proving_ground.tasks.dataset import load_dataset
+from ai_proving_ground.tasks.run_record import read_run
 
 DV01 = "dv01_view_build"
 RUN_ID = "apg-run-20260718T101500Z-a1b2c3"  # what write_run_record writes by default
@@ -148,3 +150,17 @@ def test_spec_agent_timeout_must_be_finite_and_positive(apg: Any, tmp_path: Path
     result = apg("campaign", "run", str(spec), "--dry-run")
     assert result.rc == 2 and result.err.startswith("APG_CAMPAIGN_SPEC_INVALID")
     assert "$.agent_timeout_s" in result.err
+
+
+def test_run_json_is_written_and_read_through_its_one_definition(apg: Any, fixtures_bed: Path) -> None:
+    result = apg("run", "--approot", str(fixtures_bed), DV01, "--agent", "nop", "--timeout=30")
+    assert result.rc == 0, result.err
+    [path] = (baseline_dir(fixtures_bed) / "runs").glob("*/run.json")
+    run = read_run(path)
+    assert (run.status, run.attempted, run.adapter_exit_code, run.timeout_s) == \
+        ("attempted", True, 0, 30.0)  # the time limit is recorded whatever the run gave
+    assert run.as_json() == json.loads(path.read_text("utf-8"))
+    path.write_text(json.dumps({**run.as_json(), "status": "finished"}))
+    with pytest.raises(ApgError) as caught:
+        read_run(path)
+    assert caught.value.token == "APG_RECORD_INVALID" and "$.status" in caught.value.message

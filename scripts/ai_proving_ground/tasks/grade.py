@@ -24,6 +24,7 @@ from ai_proving_ground.baselines.store import runs_dir
 from ai_proving_ground.errors import ApgError
 from ai_proving_ground.fixtures import load_set
 from ai_proving_ground.fsutil import atomic_write_json
+from ai_proving_ground.records import parse_record
 from ai_proving_ground.report import say
 from ai_proving_ground.schemas import schema_errors
 from ai_proving_ground.settings import DEFAULT_SETTINGS, Settings
@@ -33,6 +34,7 @@ from ai_proving_ground.tasks import hidden, results
 from ai_proving_ground.tasks.checks import CheckResult, run_checks
 from ai_proving_ground.tasks.dataset import Dataset, Task, resolve_task
 from ai_proving_ground.tasks.run import site_command
+from ai_proving_ground.tasks.run_record import RunRecord
 
 RUN_ID = re.compile(r"^apg-run-[0-9]{8}T[0-9]{6}Z-[0-9a-f]{6}$")
 SKIP_EXIT = 3
@@ -70,6 +72,10 @@ def load_run(approot: Path, run_id: str, task_id: str, model: str | None,
         raise _run_invalid(f"{path} is unreadable: {exc}") from None
     if not isinstance(record, dict) or record.get("run_id") != run_id:
         raise _run_invalid(f"{path} does not record run {run_id}")
+    try:  # through run.json's one definition, so every field below is what the schema says
+        record = parse_record(record, RunRecord, str(path)).as_json()
+    except ApgError as exc:
+        raise _run_invalid(exc.message) from None
     if record.get("task_id") != task_id:
         raise _run_invalid(f"run {run_id} attempted task {record.get('task_id')!r}, not {task_id!r}")
     recorded = record.get("model")

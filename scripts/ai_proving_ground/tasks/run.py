@@ -46,11 +46,13 @@ from ai_proving_ground.baselines.store import runs_dir
 from ai_proving_ground.errors import ApgError
 from ai_proving_ground.fsutil import atomic_write_json, atomic_write_text
 from ai_proving_ground.layout import BedLayout
+from ai_proving_ground.records import write_record
 from ai_proving_ground.report import say
 from ai_proving_ground.settings import DEFAULT_SETTINGS, Settings
 from ai_proving_ground.tasks.adapters import ENV_NAME, Adapter, find_adapter, selected_name
 from ai_proving_ground.tasks.dataset import Dataset, Task, resolve_task
 from ai_proving_ground.tasks.preflight import ALLOW_VARIABLE, Preflight, preflight
+from ai_proving_ground.tasks.run_record import RunRecord
 from ai_proving_ground.transcripts import review_run
 
 ALLOWED_HOST_VARIABLES = frozenset({"PATH", "LANG", "TERM", "TZ", "TMPDIR"})
@@ -205,17 +207,23 @@ def _initial_record(plan: _Plan, run_dir: Path) -> dict[str, Any]:
         "prompt_sha256": hashlib.sha256(plan.task.prompt.encode("utf-8")).hexdigest(),
         "preflight": plan.preflight.as_record(),
         "transcripts": dict(TRANSCRIPTS),
+        "timeout_s": plan.options.timeout_s,
     }
 
 
 def _finish(run_dir: Path, record: dict[str, Any], status: str, exit_code: int | None) -> None:
     record.update(status=status, finished_at=now_iso(), adapter_exit_code=exit_code,
                   attempted=status == "attempted")
-    atomic_write_json(run_dir / "run.json", record)
+    write_run(run_dir, record)
+
+
+def write_run(run_dir: Path, record: dict[str, Any]) -> None:
+    """run.json through its one definition (:class:`RunRecord`, checked by its schema)."""
+    write_record(run_dir / "run.json", RunRecord.from_json(record))
 
 
 def _refuse(plan: _Plan, run_dir: Path, record: dict[str, Any]) -> RunOutcome:
-    del record["transcripts"]  # nothing ran
+    record["transcripts"] = None  # nothing ran
     _finish(run_dir, record, "refused", None)
     say("APG_RUN_CRED_REFUSED", f"adapter {plan.adapter.name!r} (credentials: "
         f"{plan.adapter.header.credentials}) refused: {plan.preflight.reason}. Remove the sharing "
@@ -229,14 +237,13 @@ def _attempt(plan: _Plan, run_dir: Path, record: dict[str, Any]) -> RunOutcome:
     atomic_write_text(prompt_file, plan.task.prompt)
     request = build_request(plan, run_dir)
     atomic_write_json(request_file, request)
-    atomic_write_json(run_dir / "run.json", record)
+    write_run(run_dir, record)
     env = adapter_environment(os.environ, plan, run_dir, request_file, prompt_file)
     say("APG_RUN_STARTED", f"run {run_dir.name}: task {plan.task.id} with adapter "
         f"{plan.adapter.name!r} ({plan.adapter.path}); record: {run_dir / 'run.json'}")
     try:
         exit_code = _spawn(plan, run_dir, env)
     except _TimedOut as exc:
-        record["timeout_s"] = plan.options.timeout_s
         _finish(run_dir, record, "timed_out", exc.adapter_exit_code)
         say("APG_RUN_TIMED_OUT", f"run {run_dir.name}: adapter {plan.adapter.name!r} still ran "
             f"after {plan.options.timeout_s:g}s and was stopped with everything it started; no "
