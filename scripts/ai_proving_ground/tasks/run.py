@@ -46,13 +46,12 @@ from ai_proving_ground.baselines.store import runs_dir
 from ai_proving_ground.errors import ApgError
 from ai_proving_ground.fsutil import atomic_write_json, atomic_write_text
 from ai_proving_ground.layout import BedLayout
-from ai_proving_ground.records import write_record
 from ai_proving_ground.report import say
 from ai_proving_ground.settings import DEFAULT_SETTINGS, Settings
 from ai_proving_ground.tasks.adapters import ENV_NAME, Adapter, find_adapter, selected_name
 from ai_proving_ground.tasks.dataset import Dataset, Task, resolve_task
 from ai_proving_ground.tasks.preflight import ALLOW_VARIABLE, Preflight, preflight
-from ai_proving_ground.tasks.run_record import RunRecord
+from ai_proving_ground.tasks.run_record import write_run
 from ai_proving_ground.transcripts import review_run
 
 ALLOWED_HOST_VARIABLES = frozenset({"PATH", "LANG", "TERM", "TZ", "TMPDIR"})
@@ -215,11 +214,6 @@ def _finish(run_dir: Path, record: dict[str, Any], status: str, exit_code: int |
     record.update(status=status, finished_at=now_iso(), adapter_exit_code=exit_code,
                   attempted=status == "attempted")
     write_run(run_dir, record)
-
-
-def write_run(run_dir: Path, record: dict[str, Any]) -> None:
-    """run.json through its one definition (:class:`RunRecord`, checked by its schema)."""
-    write_record(run_dir / "run.json", RunRecord.from_json(record))
 
 
 def _refuse(plan: _Plan, run_dir: Path, record: dict[str, Any]) -> RunOutcome:

@@ -13,7 +13,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar
 
-from ai_proving_ground.records import read_record
+from ai_proving_ground.records import read_record, write_record
 
 STATUSES = ("running", "attempted", "no_attempt", "refused", "timed_out", "interrupted")
 
@@ -58,3 +58,8 @@ class RunRecord:
 
 def read_run(path: Path) -> RunRecord:
     return read_record(path, RunRecord)
+
+
+def write_run(run_dir: Path, record: dict[str, Any]) -> None:
+    """``run_dir/run.json`` from the writer's working copy, through :class:`RunRecord`."""
+    write_record(run_dir / "run.json", RunRecord.from_json(record))
