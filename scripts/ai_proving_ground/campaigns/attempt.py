@@ -209,7 +209,8 @@ class AttemptRun:
                               adapter_exit_code=code)
         said = _last_line(outcome.run_dir / "stderr.log") if code in NOT_STARTED_EXIT_CODES else ""
         self._note(run_status=run["status"], adapter_exit_code=code, adapter_said=said,
-                   timeout_s=spec.agent_timeout_s)
+                   timeout_s=spec.agent_timeout_s,
+                   no_attempt_reason=str(run.get("no_attempt_reason") or ""))
 
     def _verify_after(self) -> bool:
         """True when judging code changed; a baseline mismatch is restored."""

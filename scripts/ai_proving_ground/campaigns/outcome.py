@@ -10,7 +10,8 @@ The rules, first match wins (each names the fact it reads):
    exited 126/127 (the shell's "cannot execute" / "not found": its agent never ran)
    → ``infra_error``;
 4. the adapter outlived the time limit and was stopped → ``timeout``;
-5. the adapter exited non-zero (it ran and gave up or crashed) → ``no_attempt``;
+5. the adapter exited non-zero (it ran and gave up or crashed), or its CLI exited 0 although
+   every tool call was denied (run.json's ``no_attempt_reason``) → ``no_attempt``;
 6. capturing the model's work, grading, or the hidden verifier could not run → ``infra_error``;
 7. the public checks scored 1 and the hidden verifier (when the task has one) passed → ``pass``;
 8. otherwise → ``fail`` (the public checks failed, or they passed and the hidden verifier failed).
@@ -23,6 +24,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ai_proving_ground.campaigns.records import AttemptRecord
+from ai_proving_ground.transcripts import ALL_DENIED
 
 # The shell's conventions for "found but cannot execute" and "not found": the agent never ran.
 NOT_STARTED_EXIT_CODES = frozenset({126, 127})
@@ -37,6 +39,7 @@ class Facts:
     run_status: str | None = None
     adapter_exit_code: int | None = None
     adapter_said: str = ""
+    no_attempt_reason: str = ""  # run.json's, when the CLI exited 0 yet tried nothing
     timeout_s: float | None = None
     evidence_error: str | None = None
     score: float | None = None
@@ -56,7 +59,8 @@ def decide(facts: Facts) -> tuple[str, str]:
         limit = f" {facts.timeout_s:g}s" if facts.timeout_s is not None else ""
         return "timeout", f"the adapter outlived its{limit} time limit and was stopped"
     if facts.run_status == "no_attempt":
-        return "no_attempt", f"the adapter exited {facts.adapter_exit_code}: it recorded no attempt"
+        return "no_attempt", (facts.no_attempt_reason or f"the adapter exited "
+                              f"{facts.adapter_exit_code}: it recorded no attempt")
     if facts.evidence_error is not None:
         return "infra_error", facts.evidence_error
     if facts.hidden_status == "error":
@@ -104,6 +108,8 @@ def disagreements(record: AttemptRecord) -> list[str]:
         found.append("the outcome is fail but nothing was graded")
     if outcome == "timeout" and record.run_status != "timed_out":
         found.append(f"the outcome is timeout but the run's status is {record.run_status}")
-    if outcome == "no_attempt" and record.adapter_exit_code in (0, None):
+    # Exit 0 and no attempt agree when run.json said why (every tool call was denied).
+    if (outcome == "no_attempt" and record.adapter_exit_code in (0, None)
+            and not record.reason.startswith(ALL_DENIED)):
         found.append(f"the outcome is no_attempt but the adapter exited {record.adapter_exit_code}")
     return found

@@ -19,6 +19,8 @@ from ai_proving_ground.transcripts import claude_code, codex
 from ai_proving_ground.transcripts.record import Transcript
 
 TRANSCRIPT_FILE = "transcript.json"
+# How a no-attempt reason for an all-denied run begins (campaign outcomes recognise it).
+ALL_DENIED = "every tool call"
 
 
 def _parse_claude_code(run_dir: Path) -> Transcript:
@@ -78,7 +80,7 @@ def no_attempt_reason(transcript: Transcript) -> str | None:
         return None
     asked = "; ".join(f"{d.tool}({d.detail})" for d in transcript.permission_denials[:3])
     more = len(transcript.permission_denials) - 3
-    return (f"every tool call ({transcript.tool_calls}) was denied permission: {asked}"
+    return (f"{ALL_DENIED} ({transcript.tool_calls}) was denied permission: {asked}"
             + (f" and {more} more" if more > 0 else ""))
 
 
