@@ -97,6 +97,23 @@ def lint(session: nox.Session) -> None:
     session.run("mypy", *session.posargs)
 
 
+# every-eval-ever needs Python 3.12 or newer and brings pandas, duckdb and matplotlib: it gets venvs
+# of its own. PyPI has no 0.2.2 release; 0.2.3rc1 bundles the 0.2.2 schema and models unchanged.
+EEE_PYTHON = "3.12"
+EEE_RELEASES = {"0.2.2": "0.2.3rc1", "0.3.0": "0.3.0"}  # schema version -> package release
+ENVELOPE_TESTS = ["tests/tasks/test_demo.py", "tests/tasks/test_grade.py",
+                  "tests/tasks/test_results.py", "tests/tasks/test_end_to_end.py"]
+
+
+@nox.session(python=EEE_PYTHON, default=True)
+@nox.parametrize("release", list(EEE_RELEASES.values()), ids=list(EEE_RELEASES))
+def eee(session: nox.Session, release: str) -> None:
+    """Check the demo's and the tests' envelopes with the official every_eval_ever package."""
+    session.install("-e", ".", "pytest>=8", f"every-eval-ever=={release}")
+    session.run("pytest", "-p", "no:cacheprovider", f"--official-eee={release}", *ENVELOPE_TESTS,
+                *session.posargs)
+
+
 @nox.session(python=PYTHON, default=False)
 def demo(session: nox.Session) -> None:
     """Create an embedded bed and run the main job end to end."""

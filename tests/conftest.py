@@ -18,6 +18,7 @@ from typing import Any, NamedTuple
 
 import pytest
 
+import eee_official
 from ai_proving_ground.bed import init_bed
 from ai_proving_ground.sites.embedded.driver import EmbeddedSite
 from ai_proving_ground.yamlio import dumps
@@ -27,6 +28,32 @@ from ai_proving_ground.yamlio import dumps
 _INHERITED_PREFIXES = ("AI_PG_", "APG_", "GIT_")
 _INHERITED_CREDENTIALS = ("ANTHROPIC_API_KEY", "OPENAI_API_KEY", "CODEX_API_KEY",
                           "CLAUDE_CODE_OAUTH_TOKEN")
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption("--official-eee", metavar="PACKAGE_VERSION", default=None,
+                     help="also check every envelope with this installed every-eval-ever "
+                          "version (the eee nox session)")
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    try:
+        eee_official.activate(config.getoption("--official-eee"))
+    except ValueError as exc:
+        raise pytest.UsageError(str(exc)) from exc
+
+
+def pytest_terminal_summary(terminalreporter: Any) -> None:
+    official = eee_official.active()
+    if official is not None:
+        terminalreporter.write_line(f"every-eval-ever {official.version} (official package) "
+                                    f"checked {official.checked} envelopes")
+
+
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    official = eee_official.active()
+    if official is not None and official.checked == 0 and exitstatus == 0:
+        session.exitstatus = pytest.ExitCode.TESTS_FAILED  # a check that checked nothing fails
 
 
 @pytest.fixture(autouse=True)

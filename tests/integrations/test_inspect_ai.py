@@ -23,6 +23,7 @@ from inspect_ai.model import ChatMessage, ChatMessageTool, ModelOutput, ModelUsa
 from inspect_ai.scorer import Score
 from inspect_ai.tool import ToolError
 
+import eee_official
 from ai_proving_ground.baselines.provision import provision
 from ai_proving_ground.bed import clone_bed, init_bed
 from ai_proving_ground.integrations.inspect_ai import (
@@ -165,6 +166,7 @@ def test_the_envelope_in_the_score_meets_the_schema(log_name: str, request: pyte
     assert score.metadata is not None
     envelope = score.metadata["envelope"]
     assert schema_errors(envelope, "envelope") == []
+    eee_official.check(envelope)  # the published package too, in the eee nox session
     result = envelope["evaluation_results"][0]
     assert result["score_details"]["score"] == score.value
     assert envelope["model_info"]["id"] == MODEL

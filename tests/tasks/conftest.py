@@ -5,7 +5,7 @@
 is recorded by code that is live when the test runs). ``write_run_record`` writes a
 ``runs/<run-id>/run.json`` the way ``apg run`` records one. ``check_envelope_schemas`` asserts an
 envelope meets the project's schema and, when the reference copy exists, the official
-every_eval_ever 0.2.2 schema.
+every_eval_ever 0.2.2 schema, and in the eee nox session the published every_eval_ever package.
 """
 
 from __future__ import annotations
@@ -18,6 +18,7 @@ from typing import Any
 import jsonschema
 import pytest
 
+import eee_official
 from ai_proving_ground.baselines.provision import provision
 from ai_proving_ground.baselines.store import baseline_dir
 from ai_proving_ground.paths import PROJECT_ROOT
@@ -80,6 +81,7 @@ def check_envelope(envelope: Any) -> None:
         validator = jsonschema.Draft7Validator(schema)
         official = [f"{list(e.absolute_path)}: {e.message}" for e in validator.iter_errors(envelope)]
         assert official == []
+    eee_official.check(envelope)  # the published package too, in the eee nox session
 
 
 @pytest.fixture

@@ -227,8 +227,17 @@ def spoil_run_id(e: dict[str, Any]) -> None:
     e["source_metadata"]["additional_details"]["apg_run_id"] = "../../run"
 
 
+def spoil_availability(e: dict[str, Any]) -> None:  # a free string in 0.2.2, refused by 0.3.0
+    e["model_info"]["additional_details"]["model_availability"] = "recorded"
+
+
+def spoil_deployment(e: dict[str, Any]) -> None:  # required by 0.3.0
+    del e["model_info"]["additional_details"]["deployment_type"]
+
+
 @pytest.mark.parametrize("spoil", [spoil_tree, spoil_class, spoil_dataset, spoil_verdict,
-                                   spoil_string_map, spoil_timestamp, spoil_run_id])
+                                   spoil_string_map, spoil_timestamp, spoil_run_id,
+                                   spoil_availability, spoil_deployment])
 def test_envelope_schema_refuses_what_grade_never_emits(
         fixtures_bed: Path, spoil: Callable[[dict[str, Any]], None]) -> None:
     envelope = grade_module.grade(grade_module.GradeRequest(fixtures_bed, "dv01_view_build"),
@@ -395,6 +404,9 @@ def test_run_provenance_model_and_grade_json(fixtures_bed: Path, grade: GradeFn,
     assert graded.envelope["evaluation_id"] == f"build_tasks/dv01_view_build/{MODEL}/{RUN_ID}"
     info = graded.envelope["model_info"]
     assert (info["id"], info["name"], info["developer"]) == (MODEL, "claude-sonnet-4", "anthropic")
+    # every_eval_ever 0.3.0's closed sets: a vendor's service, weights not known to us.
+    assert info["additional_details"] == {"deployment_type": "externally_managed",
+                                          "model_availability": "unknown"}
     finished = str(calendar.timegm((2026, 7, 18, 10, 20, 0, 0, 0, 0)))
     assert graded.envelope["evaluation_timestamp"] == finished
     assert graded.result["evaluation_timestamp"] == finished
@@ -450,6 +462,8 @@ def test_run_without_a_recorded_model(fixtures_bed: Path, grade: GradeFn,
     bare = grade(fixtures_bed, "dv01_view_build", f"--run={RUN_ID}")
     assert bare.envelope is not None
     assert bare.envelope["model_info"]["id"] == "unknown/unknown"
+    assert bare.envelope["model_info"]["additional_details"] == {"deployment_type": "unknown",
+                                                                 "model_availability": "unknown"}
 
 
 RunSetup = Callable[[Path, Any], str]

@@ -215,9 +215,10 @@ def _model_info(model: str | None, run: dict[str, Any] | None = None) -> dict[st
     if developer:
         info["developer"] = developer.split("/")[0]
         info["inference_platform"] = info["developer"]
-    info["additional_details"] = {"deployment_type": "externally_managed",
-                                  "model_availability": "unknown" if not model else "recorded",
-                                  **agent_details(run)}
+    # every_eval_ever 0.3.0 requires both keys from closed sets. A model named on the command line
+    # is reached through its vendor's service; whether its weights are published is not ours to say.
+    info["additional_details"] = {"deployment_type": "externally_managed" if model else "unknown",
+                                  "model_availability": "unknown", **agent_details(run)}
     return info
 
 
