@@ -115,6 +115,15 @@ def eee(session: nox.Session, release: str) -> None:
 
 
 @nox.session(python=PYTHON, default=False)
+def fuzz(session: nox.Session) -> None:
+    """Fuzz the loaders and `apg site` for longer: random, 2,000 examples a target (make test
+    runs a short fixed-seed pass of the same targets inside the tests session)."""
+    _install(session, "test")
+    session.run("pytest", "tests/fuzz", "-p", "no:cacheprovider", "--hypothesis-profile=fuzz-long",
+                *session.posargs)
+
+
+@nox.session(python=PYTHON, default=False)
 def demo(session: nox.Session) -> None:
     """Create an embedded bed and run the main job end to end."""
     _install(session)

@@ -121,7 +121,7 @@ def _field_storage(name: str, data: dict[str, Any], config: ConfigReader) -> Non
         raise _refuse(name, f"unknown entity type {entity_type!r}")
     _expect(name, data, "entity_type", entity_type)
     _expect(name, data, "field_name", field_name)
-    if data.get("type") not in FIELD_TYPES:
+    if not isinstance(data.get("type"), str) or data["type"] not in FIELD_TYPES:
         raise _looser(name, f"unknown field type {data.get('type')!r} "
                             f"(known: {', '.join(sorted(FIELD_TYPES))})")
     if field_name in ENTITY_TYPES[entity_type].base_fields:
@@ -149,7 +149,7 @@ def _view(name: str, data: dict[str, Any], config: ConfigReader) -> None:
     _expect(name, data, "id", name.removeprefix("views.view."))
     base_table = data.get("base_table")
     tables = {t.base_table: t.id for t in ENTITY_TYPES.values()}
-    if base_table not in tables:
+    if not isinstance(base_table, str) or base_table not in tables:
         raise _refuse(name, f"base_table {base_table!r} is not one of {', '.join(sorted(tables))}")
     display = data.get("display")
     if not isinstance(display, dict) or not isinstance(display.get("default"), dict):
