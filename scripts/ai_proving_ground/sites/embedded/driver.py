@@ -33,7 +33,7 @@ from ai_proving_ground.sites.embedded import (
 )
 from ai_proving_ground.sites.embedded.reads import EXTENSION_CONFIG, SCHEMA_COLLECTION
 from ai_proving_ground.sites.embedded.recipes import RecipeRunner
-from ai_proving_ground.sites.embedded.store import Store, as_stored
+from ai_proving_ground.sites.embedded.store import Store, as_stored, open_session
 
 
 @register_driver("sqlite")
@@ -63,12 +63,8 @@ class EmbeddedSite(SiteDriver):
     @contextlib.contextmanager
     def session(self) -> Iterator[Store]:
         """One open database connection; writes inside it are all-or-nothing."""
-        store = Store(self.layout.database)
-        try:
-            with store.transaction():
-                yield store
-        finally:
-            store.close()
+        with open_session(self.layout.database) as store:
+            yield store
 
     # ------------------------------------------------------------------ reads
 

@@ -44,19 +44,28 @@ def _encode(data: Any) -> str:
     return json.dumps(data, sort_keys=False, separators=(",", ":"))
 
 
-def database_error(exc: sqlite3.OperationalError, db_path: Path) -> ApgError:
+# How long a command waits for another command's write to finish before it gives up. An agent
+# runs several `apg site` commands at once; each waits its turn instead of failing.
+BUSY_TIMEOUT_S = 30.0
+
+_READONLY = ("APG_SITE_READONLY", "cannot be written here: the bed is read-only for this process "
+             "(a read-only sandbox or mount); run the command where the bed is writable, e.g. "
+             "codex --sandbox workspace-write")
+_BUSY = ("APG_SITE_BUSY", "is locked by another command for longer than the wait; wait for it "
+         "to finish and run this one again")
+# SQLite's primary result codes an agent can cause, as the tokens a command prints.
+_FAILURES = {"SQLITE_READONLY": _READONLY, "SQLITE_CANTOPEN": _READONLY, "SQLITE_BUSY": _BUSY,
+             "SQLITE_LOCKED": _BUSY,
+             "SQLITE_FULL": ("APG_SITE_DISK_FULL", "could not grow: the disk is full; free space "
+                                                   "and run the command again")}
+
+
+def database_error(exc: sqlite3.Error, db_path: Path) -> ApgError:
     """What a failed statement means for the person (or agent) who ran the command."""
-    text = str(exc)
-    if "readonly" in text or "unable to open database file" in text:
-        # An agent in a read-only sandbox (Codex's default) sees this for every write.
-        return ApgError("APG_SITE_READONLY", f"the site database {db_path} cannot be written "
-                        f"here ({text}): the bed is read-only for this process (a read-only "
-                        "sandbox or mount); run the command where the bed is writable, e.g. "
-                        "codex --sandbox workspace-write")
-    if "locked" in text or "busy" in text:
-        return ApgError("APG_SITE_BUSY", f"the site database {db_path} is locked by another "
-                        f"command ({text}); wait for it to finish and run this one again")
-    return ApgError("APG_SITE_DB_ERROR", f"the site database {db_path}: {text}")
+    primary = "_".join((getattr(exc, "sqlite_errorname", None) or "").split("_")[:2])
+    token, advice = _FAILURES.get(primary, ("APG_SITE_DB_ERROR", "failed; if it persists, restore "
+                                                                 "the bed with `apg reset`"))
+    return ApgError(token, f"the site database {db_path} {advice} ({exc})")
 
 
 @contextlib.contextmanager
@@ -64,14 +73,27 @@ def database_errors(db_path: Path) -> Iterator[None]:
     """A failed statement inside the block is raised as the ApgError that says what it means."""
     try:
         yield
-    except sqlite3.OperationalError as exc:
+    except sqlite3.Error as exc:
         raise database_error(exc, db_path) from None
+
+
+@contextlib.contextmanager
+def open_session(db_path: Path, busy_timeout_s: float = BUSY_TIMEOUT_S) -> Iterator[Store]:
+    """One connection and one all-or-nothing write transaction, taken before anything is read, so
+    that commands on one bed run one after another (a read-then-write can never lose the race)."""
+    with database_errors(db_path):
+        store = Store(db_path, busy_timeout_s)
+        try:
+            with store.transaction():
+                yield store
+        finally:
+            store.close()
 
 
 class Store:
     """A thin, typed layer over the SQLite file. Callers group writes with :meth:`transaction`."""
 
-    def __init__(self, db_path: Path) -> None:
+    def __init__(self, db_path: Path, busy_timeout_s: float = BUSY_TIMEOUT_S) -> None:
         self.db_path = db_path
         if not db_path.is_file():
             raise ApgError(
@@ -79,7 +101,8 @@ class Store:
                 f"no embedded site database at {db_path}; create a bed with `apg bed init DIR`",
                 exit_code=2,
             )
-        self.conn = sqlite3.connect(db_path, isolation_level=None, timeout=30)
+        with database_errors(db_path):
+            self.conn = sqlite3.connect(db_path, isolation_level=None, timeout=busy_timeout_s)
         self.conn.row_factory = sqlite3.Row
         self._depth = 0
 
@@ -98,18 +121,26 @@ class Store:
 
     @contextlib.contextmanager
     def transaction(self) -> Iterator[None]:
-        """All-or-nothing; nests by savepoints so a recipe and its sub-recipes roll back together."""
+        """All-or-nothing; nests by savepoints so a recipe and its sub-recipes roll back together.
+
+        The outermost level takes the write lock first (BEGIN IMMEDIATE): a deferred transaction
+        that read and then wants to write fails at once with "database is locked" when another
+        connection writes, whatever the busy timeout.
+        """
+        outermost = self._depth == 0
         name = f"sp{self._depth}"
-        self.conn.execute(f"SAVEPOINT {name}")
+        self.conn.execute("BEGIN IMMEDIATE" if outermost else f"SAVEPOINT {name}")
         self._depth += 1
         try:
             yield
         except BaseException:
-            self.conn.execute(f"ROLLBACK TO {name}")
-            self.conn.execute(f"RELEASE {name}")
+            with contextlib.suppress(sqlite3.Error):  # a failed write may have ended it already
+                self.conn.execute("ROLLBACK" if outermost else f"ROLLBACK TO {name}")
+                if not outermost:
+                    self.conn.execute(f"RELEASE {name}")
             raise
         else:
-            self.conn.execute(f"RELEASE {name}")
+            self.conn.execute("COMMIT" if outermost else f"RELEASE {name}")
         finally:
             self._depth -= 1
 
