@@ -288,6 +288,35 @@ def test_the_tool_refuses_what_reaches_outside_the_bed(command: list[str] | str,
     assert not outside.exists() and not Path(f"{outside}.sqlite").exists()
 
 
+# One argument longer than Linux's per-argument limit (MAX_ARG_STRLEN, 128 KiB): exec fails E2BIG.
+TOO_LONG = "x" * 200_000
+
+
+@pytest.mark.parametrize(("command", "reason"), [
+    (["config:set", "system.site", "name", TOO_LONG], "Argument list too long"),
+    (["config:get", "system.site\x00name"], "null byte"),
+    (["config:export", "--destination=~no_such_user_here/x"], "home directory"),
+])
+def test_a_command_that_cannot_start_is_a_refusal_the_model_reads(
+        bed: Path, command: list[str], reason: str) -> None:
+    with pytest.raises(ToolError, match=r"^APG_SITE_TOOL_FAILED ") as caught:
+        run_tool(bed, command)
+    assert reason in str(caught.value)
+    assert site_name(bed) == "AI proving ground"
+
+
+def test_an_argument_list_too_long_inside_an_eval_reaches_the_model(template: Path,
+                                                                      tmp_path: Path) -> None:
+    outputs = [site_call(["config:set", "system.site", "name", TOO_LONG]), answer("done")]
+    log = run_eval(tmp_path / "logs", outputs, tasks=["dv01_view_build"], template=template)
+    sample = only_sample(log)
+    assert sample.error is None  # the sample went on: the model read the refusal
+    [result] = tool_messages(sample)
+    assert result.error is not None
+    assert result.error.message.startswith("APG_SITE_TOOL_FAILED")
+    assert "Argument list too long" in result.error.message
+
+
 def test_the_tool_runs_commands_inside_the_bed(bed: Path) -> None:
     assert run_tool(bed, ["status", "--field=site-name"]) == "AI proving ground\n[exit code 0]"
     exported = run_tool(bed, ["config:export", "--destination", "config/sync"])

@@ -275,10 +275,10 @@ def site_tool(approot: str | None = None, timeout: int = 60) -> Tool:
         """
         bed = fixed or sample_approot()
         argv = _as_argv(command)
-        refused = site_refusal(argv, bed)
-        if refused:
-            raise ToolError(f"APG_SITE_TOOL_REFUSED {refused}")
         try:
+            refused = site_refusal(argv, bed)
+            if refused:
+                raise ToolError(f"APG_SITE_TOOL_REFUSED {refused}")
             # -P: the bed (the working directory) never joins the module search path.
             result = await inspect_subprocess(
                 [sys.executable, "-P", "-m", "ai_proving_ground.cli.site", "--approot", str(bed),
@@ -286,6 +286,11 @@ def site_tool(approot: str | None = None, timeout: int = 60) -> Tool:
         except TimeoutError:
             raise ToolError(f"APG_SITE_TOOL_TIMEOUT the command did not finish in {timeout}s "
                             "and was stopped") from None
+        except (OSError, ValueError, RuntimeError) as exc:
+            # The model's arguments can make the command impossible to start: too long for the
+            # system (E2BIG), a NUL byte, text that is not encodable, an unknown ~user. The model
+            # reads why as the tool's answer; an exception would end the sample instead.
+            raise ToolError(f"APG_SITE_TOOL_FAILED the command could not be run: {exc}") from None
         output = result.stdout + result.stderr
         if output and not output.endswith("\n"):
             output += "\n"
