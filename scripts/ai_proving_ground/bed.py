@@ -63,7 +63,7 @@ def _build(target: Path, fixture_dirs: list[Path]) -> EmbeddedSite:
     site.apply_recipe(layout.recipes / BASE_RECIPE_NAME)
     for fixture_dir in fixture_dirs:
         site.apply_recipe(fixture_dir)
-    config_sync.write_directory(layout.config_sync, site.all_config())
+    config_sync.write_directory(layout.config_sync, site.all_config(), layout.approot)
     git(target, ["init", "--quiet", "-b", "main"])
     git(target, ["add", "-A"])
     git(target, ["commit", "--quiet", "-m", "bed initial state"])

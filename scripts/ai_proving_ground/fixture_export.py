@@ -47,7 +47,7 @@ from ai_proving_ground.fixtures import (
     load_fragment,
     search_roots,
 )
-from ai_proving_ground.fsutil import atomic_write_text
+from ai_proving_ground.fsutil import atomic_write_text, resolved_within
 from ai_proving_ground.schemas import schema_errors
 from ai_proving_ground.settings import DEFAULT_SETTINGS, Settings
 from ai_proving_ground.sites.base import (
@@ -232,6 +232,8 @@ def export_fixture(name: str, approot: Path, source: Path | None = None,
                            f"exporting without --check would scaffold {target}", exit_code=2)
         return write_scaffold(name, target)
     fragment_path = directory / FRAGMENT
+    for rel in (FRAGMENT, Path("recipe.yml")):  # read before anything else: never through a way out
+        resolved_within(directory / rel, "fixture file", directory)
     if not fragment_path.is_file():
         raise ApgError("APG_FRAGMENT_INVALID", f"{fragment_path}: missing; every fixture needs "
                        "manifest/fragment.yml (export into a new directory writes a scaffold)")
@@ -243,6 +245,8 @@ def export_fixture(name: str, approot: Path, source: Path | None = None,
     install = _read_install(directory)
     site = driver or driver_for(source or approot, settings)
     plan = plan_export(site, fragment, install, hand_kept, directory)
+    for planned in [*plan.files, *plan.removed]:  # all checked before any is read or written
+        resolved_within(directory / planned, "fixture file", directory)
     result = ExportResult(fixture=name, directory=directory, config=plan.config,
                           content=plan.content, removed=plan.removed, notes=plan.notes)
     result.changed = [rel for rel, text in plan.files.items()

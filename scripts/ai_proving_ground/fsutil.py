@@ -65,6 +65,17 @@ def is_within(path: Path, root: Path) -> bool:
     return path == root or root in path.parents
 
 
+def resolved_within(path: Path, what: str, *roots: Path) -> Path:
+    """``path`` with every symlink and ``..`` followed, refused unless that real location lies in
+    one of ``roots`` (resolved too). Check before opening: the message names ``path`` as given,
+    never what lies at the real location."""
+    real = path.resolve()
+    if any(is_within(real, root.resolve()) for root in roots):
+        return real
+    raise ApgError("APG_PATH_UNSAFE", f"{what} {path} leads outside {' and '.join(map(str, roots))} "
+                   "(through a symlink or ..); nothing was read or written there")
+
+
 def contained_path(root: Path, relative: str, what: str = "path") -> Path:
     """Join ``relative`` under ``root``, refusing anything that would leave ``root``."""
     if not relative or os.path.isabs(relative) or "\x00" in relative:

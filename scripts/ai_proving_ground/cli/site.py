@@ -221,7 +221,7 @@ def _config_list(site: EmbeddedSite, args: argparse.Namespace) -> int:
          arg("--source", help="directory (default: config/sync)"), YES, aliases=["cim"])
 def _config_import(site: EmbeddedSite, args: argparse.Namespace) -> int:
     source = Path(args.source) if args.source else site.layout.config_sync
-    changes = site.config_import(config_sync.read_directory(source))
+    changes = site.config_import(config_sync.read_directory(source, site.approot))
     counts = ", ".join(f"{len(v)} {k}" for k, v in changes.items())
     _note(f"Config imported from {source}: {counts}.")
     return 0
@@ -231,7 +231,7 @@ def _config_import(site: EmbeddedSite, args: argparse.Namespace) -> int:
          arg("--destination", help="directory (default: config/sync)"), YES, aliases=["cex"])
 def _config_export(site: EmbeddedSite, args: argparse.Namespace) -> int:
     destination = Path(args.destination) if args.destination else site.layout.config_sync
-    changes = config_sync.write_directory(destination, site.all_config())
+    changes = config_sync.write_directory(destination, site.all_config(), site.approot)
     _note(f"Config exported to {destination}: {len(changes['written'])} written, "
           f"{len(changes['removed'])} removed.")
     return 0

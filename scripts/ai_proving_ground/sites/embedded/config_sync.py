@@ -7,15 +7,18 @@ from typing import Any
 
 from ai_proving_ground import yamlio
 from ai_proving_ground.errors import ApgError
-from ai_proving_ground.fsutil import atomic_write_text, safe_name
+from ai_proving_ground.fsutil import atomic_write_text, resolved_within, safe_name
 
 
-def read_directory(directory: Path) -> dict[str, Any]:
-    """Every config object in ``directory``; a bad file is named with its line."""
+def read_directory(directory: Path, bed: Path) -> dict[str, Any]:
+    """Every config object in ``directory``; a bad file is named with its line. The directory
+    and each file in it must really be inside ``bed`` (no symlink or ``..`` out of it)."""
     if not directory.is_dir():
         raise ApgError("APG_CONFIG_SYNC_MISSING", f"config directory {directory} does not exist")
+    resolved_within(directory, "config directory", bed)
     objects: dict[str, Any] = {}
     for path in sorted(directory.glob("*.yml")):
+        resolved_within(path, "config file", bed)
         doc = yamlio.load_document(path, token="APG_CONFIG_INVALID")
         if not isinstance(doc.data, dict):
             raise ApgError("APG_CONFIG_INVALID", f"{doc.where([])}: a config file holds a mapping")
@@ -23,10 +26,14 @@ def read_directory(directory: Path) -> dict[str, Any]:
     return objects
 
 
-def write_directory(directory: Path, objects: dict[str, Any]) -> dict[str, list[str]]:
-    """Make ``directory`` hold exactly ``objects``; each file is written new-then-rename."""
+def write_directory(directory: Path, objects: dict[str, Any], bed: Path) -> dict[str, list[str]]:
+    """Make ``directory`` hold exactly ``objects``; each file is written new-then-rename. The
+    directory and the files it holds must really be inside ``bed``, checked before any change."""
+    resolved_within(directory, "config directory", bed)
     directory.mkdir(parents=True, exist_ok=True)
     existing = {p.name[: -len(".yml")]: p for p in directory.glob("*.yml")}
+    for path in existing.values():
+        resolved_within(path, "config file", bed)
     written: list[str] = []
     for name, data in sorted(objects.items()):
         text = yamlio.dumps(data)

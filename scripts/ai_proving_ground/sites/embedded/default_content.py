@@ -15,6 +15,7 @@ from typing import Any, NoReturn
 
 from ai_proving_ground import yamlio
 from ai_proving_ground.errors import ApgError
+from ai_proving_ground.fsutil import resolved_within
 from ai_proving_ground.yamlio import PathPart, YamlDocument
 
 TOKEN = "APG_CONTENT_INVALID"
@@ -170,7 +171,10 @@ def _content_files(content_dir: Path) -> list[Path]:
     def visible(path: Path) -> bool:
         return not any(part.startswith(".") for part in path.relative_to(content_dir).parts)
 
-    return sorted(path for path in content_dir.rglob("*.yml") if path.is_file() and visible(path))
+    found = sorted(path for path in content_dir.rglob("*.yml") if path.is_file() and visible(path))
+    for path in found:  # no file may lead out of the content directory
+        resolved_within(path, "content file", content_dir)
+    return found
 
 
 # ---------------------------------------------------------------------------- ordering

@@ -12,6 +12,7 @@ from typing import Any
 
 from ai_proving_ground import yamlio
 from ai_proving_ground.errors import ApgError
+from ai_proving_ground.fsutil import resolved_within
 from ai_proving_ground.sites.embedded.recipe_checks import (
     TOKEN,
     RecipeSpec,
@@ -117,6 +118,7 @@ def _load_config_files(recipe_dir: Path) -> dict[str, Any]:
         return {}
     out: dict[str, Any] = {}
     for path in sorted(config_dir.glob("*.yml")):
+        resolved_within(path, "recipe config file", recipe_dir)
         doc = yamlio.load_document(path, TOKEN)
         if not isinstance(doc.data, dict):
             fail(doc, [], f"a config object must be a mapping, not {kind(doc.data)}")
@@ -129,6 +131,7 @@ def _load_recipe_document(recipe_dir: Path) -> YamlDocument:
     if not path.is_file():
         raise ApgError(TOKEN, f"{recipe_dir}: not a recipe: there is no recipe.yml in this "
                               "directory", exit_code=1)
+    resolved_within(path, "recipe file", recipe_dir)
     return yamlio.load_document(path, TOKEN)
 
 
@@ -144,6 +147,8 @@ def load_recipe(recipe_dir: Path) -> RecipeSpec:
     if "content" in data and not isinstance(data["content"], dict | list):
         fail(doc, ["content"], f"must be a mapping or a list, not {kind(data['content'])}")
     content_dir = recipe_dir / "content"
+    if content_dir.is_dir():
+        resolved_within(content_dir, "recipe content directory", recipe_dir)
     return RecipeSpec(
         path=recipe_dir,
         name=label(doc, ["name"], data["name"]),
@@ -165,14 +170,16 @@ def load_recipe(recipe_dir: Path) -> RecipeSpec:
 # ---------------------------------------------------------------------------- sub-recipes
 
 
-def resolve_subrecipe(parent: RecipeSpec, name: str, drupal_root: Path) -> Path:
-    """Where a ``recipes:`` entry lives: a sibling dir, or a Drupal-root path if it has '/'."""
+def resolve_subrecipe(parent: RecipeSpec, name: str, drupal_root: Path, bed: Path) -> Path:
+    """Where a ``recipes:`` entry lives: a sibling dir, or a Drupal-root path if it has '/'; it
+    must really lie beside ``parent`` or in the ``bed`` (no symlink or ``..`` out of them)."""
     parts: list[PathPart] = ["recipes"]
     if name in parent.recipes:
         parts.append(parent.recipes.index(name))
     candidate = drupal_root / name if "/" in name else parent.path.parent / name
     if name == parent.path.name or candidate.resolve() == parent.path.resolve():
         fail_at(parent, parts, f"the {name} recipe cannot depend on itself")
+    resolved_within(candidate, f"the {name} recipe", parent.path.parent, bed)  # before any look
     if not (candidate / "recipe.yml").is_file():
         fail_at(parent, parts,
                  f"the {name} recipe does not exist (no recipe.yml in {candidate})")

@@ -58,7 +58,7 @@ class RecipeRunner:
                            f"other in a cycle ({chain})")
         self._applying.append(where)
         for name in spec.recipes:
-            sub = resolve_subrecipe(spec, name, self.site.layout.webroot)
+            sub = resolve_subrecipe(spec, name, self.site.layout.webroot, self.site.approot)
             self._apply(substitute_inputs(load_recipe(sub)))
         self._applying.pop()
         recipe_file = spec.path / "recipe.yml"
