@@ -283,6 +283,32 @@ def test_record_value_shapes() -> None:
 # ---------------------------------------------------------------------------- refusals
 
 
+def test_export_never_writes_or_deletes_through_a_symlink_out_of_the_fixture(
+        apg: MainRunner, source: Path, tmp_path: Path) -> None:
+    target = copy_fixture("kb_docs", tmp_path / "work")
+    outside = tmp_path / "outside"
+    (target / "config").rename(outside)  # the stale config now lies outside, behind a link
+    (target / "config").symlink_to(outside, target_is_directory=True)
+    before = tree(outside)
+    rc, summary, err = export_cli(apg, "kb_docs", "--approot", str(source), "--into", str(target))
+    assert (rc, summary) == (1, {})
+    assert err.startswith("APG_PATH_UNSAFE "), err
+    assert tree(outside) == before
+
+
+def test_export_never_reads_a_fragment_that_links_out(apg: MainRunner, source: Path,
+                                                      tmp_path: Path) -> None:
+    target = copy_fixture("kb_docs", tmp_path / "work")
+    secret = tmp_path / "secret.yml"
+    secret.write_text("name: kb_docs\nversion: s3cret-42\n", encoding="utf-8")
+    fragment = target / "manifest" / "fragment.yml"
+    fragment.unlink()
+    fragment.symlink_to(secret)
+    rc, _, err = export_cli(apg, "kb_docs", "--approot", str(source), "--into", str(target))
+    assert rc == 1 and err.startswith("APG_PATH_UNSAFE "), err
+    assert "s3cret" not in err
+
+
 def test_missing_exact_config_is_refused_and_nothing_changes(apg: MainRunner, source: Path,
                                                              tmp_path: Path) -> None:
     target = copy_fixture("kb_docs", tmp_path)
