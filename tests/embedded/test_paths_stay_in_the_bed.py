@@ -1,5 +1,6 @@
 """No site command reads or writes through a symlink (or ``..``) that leaves the bed: the config
-sync directory, a recipe's recipe.yml, config/ and content/, and its sub-recipes. Each refusal
+sync directory (and any file in a directory named with --source/--destination), a recipe's
+recipe.yml, config/ and content/, and its sub-recipes. Each refusal
 is APG_PATH_UNSAFE, changes nothing and never shows what lies outside."""
 
 from __future__ import annotations
@@ -70,12 +71,16 @@ def test_config_import_never_reads_a_file_that_links_out(bed: Path, site: Site,
     assert "system.secret.yml" in err
 
 
-def test_config_export_to_a_destination_outside_is_refused(bed: Path, site: Site,
-                                                           outside: Path) -> None:
+def test_a_named_directory_is_never_read_or_written_through_a_file_that_links_out(
+        bed: Path, site: Site, outside: Path, tmp_path: Path) -> None:
+    # A directory named with --source/--destination is the caller's (a harness's scratch
+    # directory); the files in it still may not lead anywhere else.
+    named = tmp_path / "named"
+    named.mkdir()
+    (named / "system.site.yml").symlink_to(outside / "secret.txt")
     before = listing(outside)
-    refused_unsafe(site(bed, "config:export", "--destination", str(outside)))
-    refused_unsafe(site(bed, "config:import", "--source", str(outside)))
-    refused_unsafe(site(bed, "config:export", "--destination", str(bed / ".." / "outside")))
+    refused_unsafe(site(bed, "config:import", "--source", str(named)))
+    refused_unsafe(site(bed, "config:export", "--destination", str(named)))
     assert listing(outside) == before
 
 

@@ -221,7 +221,7 @@ def _config_list(site: EmbeddedSite, args: argparse.Namespace) -> int:
          arg("--source", help="directory (default: config/sync)"), YES, aliases=["cim"])
 def _config_import(site: EmbeddedSite, args: argparse.Namespace) -> int:
     source = Path(args.source) if args.source else site.layout.config_sync
-    changes = site.config_import(config_sync.read_directory(source, site.approot))
+    changes = site.config_import(config_sync.read_directory(source, _sync_root(site, args.source)))
     counts = ", ".join(f"{len(v)} {k}" for k, v in changes.items())
     _note(f"Config imported from {source}: {counts}.")
     return 0
@@ -231,7 +231,8 @@ def _config_import(site: EmbeddedSite, args: argparse.Namespace) -> int:
          arg("--destination", help="directory (default: config/sync)"), YES, aliases=["cex"])
 def _config_export(site: EmbeddedSite, args: argparse.Namespace) -> int:
     destination = Path(args.destination) if args.destination else site.layout.config_sync
-    changes = config_sync.write_directory(destination, site.all_config(), site.approot)
+    changes = config_sync.write_directory(destination, site.all_config(),
+                                          _sync_root(site, args.destination))
     _note(f"Config exported to {destination}: {len(changes['written'])} written, "
           f"{len(changes['removed'])} removed.")
     return 0
@@ -358,6 +359,13 @@ def _updatedb(site: EmbeddedSite, args: argparse.Namespace) -> int:
 
 
 # ---------------------------------------------------------------------------- helpers
+
+
+def _sync_root(site: EmbeddedSite, given: str | None) -> Path:
+    """What a config import or export may not leave: the bed for its config/sync; a directory
+    named on the command line (a harness exports to its own scratch directory) is its own root,
+    so no file in it may link elsewhere. The Inspect tool and the sandbox keep agents in the bed."""
+    return Path(given) if given else site.approot
 
 
 def _parse_value(raw: str, input_format: str) -> Any:
