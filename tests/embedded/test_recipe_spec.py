@@ -235,7 +235,7 @@ def test_config_file_must_be_a_mapping(tmp_path: Path) -> None:
 def test_bare_subrecipe_is_a_sibling(tmp_path: Path) -> None:
     make_recipe(tmp_path / "recipes", "base", "name: Base\n")
     parent = load_recipe(make_recipe(tmp_path / "recipes", "kb", "name: KB\nrecipes: [base]\n"))
-    found = resolve_subrecipe(parent, "base", tmp_path / "web")
+    found = resolve_subrecipe(parent, "base", tmp_path / "web", tmp_path)
     assert found == tmp_path / "recipes" / "base"
 
 
@@ -248,7 +248,7 @@ def test_subrecipe_with_slash_is_relative_to_drupal_root(tmp_path: Path) -> None
         recipes:
           - core/recipes/basic_html
         """))
-    found = resolve_subrecipe(parent, "core/recipes/basic_html", web)
+    found = resolve_subrecipe(parent, "core/recipes/basic_html", web, tmp_path)
     assert found == web / "core" / "recipes" / "basic_html"
 
 
@@ -262,7 +262,7 @@ def test_missing_subrecipe_error_points_at_its_entry(tmp_path: Path) -> None:
     make_recipe(tmp_path / "recipes", "base", "name: Base\n")
     parent = load_recipe(recipe_dir)
     with pytest.raises(ApgError) as info:
-        resolve_subrecipe(parent, "nowhere", tmp_path)
+        resolve_subrecipe(parent, "nowhere", tmp_path, tmp_path)
     assert info.value.token == "APG_RECIPE_INVALID"
     assert info.value.message.startswith(f"{recipe_dir / 'recipe.yml'}:4:")
     assert "$.recipes[1]: the nowhere recipe does not exist" in info.value.message
@@ -273,14 +273,14 @@ def test_subrecipe_dir_without_recipe_yml_is_missing(tmp_path: Path) -> None:
     (tmp_path / "recipes" / "hollow").mkdir(parents=True)
     parent = load_recipe(make_recipe(tmp_path / "recipes", "kb", "name: KB\nrecipes: [hollow]\n"))
     with pytest.raises(ApgError, match="hollow recipe does not exist"):
-        resolve_subrecipe(parent, "hollow", tmp_path)
+        resolve_subrecipe(parent, "hollow", tmp_path, tmp_path)
 
 
 def test_self_dependency_by_path_is_refused(tmp_path: Path) -> None:
     recipe_dir = make_recipe(tmp_path / "recipes", "kb", "name: KB\nrecipes: [recipes/kb]\n")
     parent = load_recipe(recipe_dir)  # the basename check cannot see through a path
     with pytest.raises(ApgError) as info:
-        resolve_subrecipe(parent, "recipes/kb", tmp_path)
+        resolve_subrecipe(parent, "recipes/kb", tmp_path, tmp_path)
     assert info.value.message.startswith(f"{recipe_dir / 'recipe.yml'}:2:")
     assert "cannot depend on itself" in info.value.message
 
@@ -288,7 +288,7 @@ def test_self_dependency_by_path_is_refused(tmp_path: Path) -> None:
 def test_self_dependency_by_bare_name_is_refused(tmp_path: Path) -> None:
     parent = load_recipe(make_recipe(tmp_path, "kb", "name: KB\n"))
     with pytest.raises(ApgError, match="kb recipe cannot depend on itself"):
-        resolve_subrecipe(dataclasses.replace(parent, recipes=("kb",)), "kb", tmp_path)
+        resolve_subrecipe(dataclasses.replace(parent, recipes=("kb",)), "kb", tmp_path, tmp_path)
 
 
 # ---------------------------------------------------------------------------- inputs
