@@ -220,8 +220,8 @@ def _config_list(site: EmbeddedSite, args: argparse.Namespace) -> int:
 @command("config:import", "make active config equal the sync directory",
          arg("--source", help="directory (default: config/sync)"), YES, aliases=["cim"])
 def _config_import(site: EmbeddedSite, args: argparse.Namespace) -> int:
-    source = Path(args.source) if args.source else site.layout.config_sync
-    changes = site.config_import(config_sync.read_directory(source, _sync_root(site, args.source)))
+    source, root = config_sync.chosen(args.source, site.layout.config_sync, site.approot)
+    changes = site.config_import(config_sync.read_directory(source, root))
     counts = ", ".join(f"{len(v)} {k}" for k, v in changes.items())
     _note(f"Config imported from {source}: {counts}.")
     return 0
@@ -230,9 +230,8 @@ def _config_import(site: EmbeddedSite, args: argparse.Namespace) -> int:
 @command("config:export", "write active config to the sync directory",
          arg("--destination", help="directory (default: config/sync)"), YES, aliases=["cex"])
 def _config_export(site: EmbeddedSite, args: argparse.Namespace) -> int:
-    destination = Path(args.destination) if args.destination else site.layout.config_sync
-    changes = config_sync.write_directory(destination, site.all_config(),
-                                          _sync_root(site, args.destination))
+    destination, root = config_sync.chosen(args.destination, site.layout.config_sync, site.approot)
+    changes = config_sync.write_directory(destination, site.all_config(), root)
     _note(f"Config exported to {destination}: {len(changes['written'])} written, "
           f"{len(changes['removed'])} removed.")
     return 0
@@ -359,13 +358,6 @@ def _updatedb(site: EmbeddedSite, args: argparse.Namespace) -> int:
 
 
 # ---------------------------------------------------------------------------- helpers
-
-
-def _sync_root(site: EmbeddedSite, given: str | None) -> Path:
-    """What a config import or export may not leave: the bed for its config/sync; a directory
-    named on the command line (a harness exports to its own scratch directory) is its own root,
-    so no file in it may link elsewhere. The Inspect tool and the sandbox keep agents in the bed."""
-    return Path(given) if given else site.approot
 
 
 def _parse_value(raw: str, input_format: str) -> Any:

@@ -10,6 +10,14 @@ from ai_proving_ground.errors import ApgError
 from ai_proving_ground.fsutil import atomic_write_text, resolved_within, safe_name
 
 
+def chosen(given: str | None, sync: Path, bed: Path) -> tuple[Path, Path]:
+    """The directory a config import or export uses and the root it may not leave: the bed for
+    its config/sync; a directory named on the command line (a harness exports to its own scratch
+    directory) is its own root, so no file in it may link elsewhere. The Inspect tool and the
+    sandbox keep agents in the bed."""
+    return (Path(given), Path(given)) if given else (sync, bed)
+
+
 def read_directory(directory: Path, bed: Path) -> dict[str, Any]:
     """Every config object in ``directory``; a bad file is named with its line. The directory
     and each file in it must really be inside ``bed`` (no symlink or ``..`` out of it)."""
