@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 import json
 import sqlite3
+import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -20,10 +21,8 @@ from ai_proving_ground.errors import ApgError, UsageError
 from ai_proving_ground.report import stderr, stdout
 from ai_proving_ground.settings import Settings, resolve_approot
 from ai_proving_ground.sites.base import StateQuery, ViewQuery
-from ai_proving_ground.sites.embedded import config_sync
 from ai_proving_ground.sites.embedded.content_model import export_values
 from ai_proving_ground.sites.embedded.driver import EmbeddedSite
-from ai_proving_ground.sites.embedded.recipes import set_path
 from ai_proving_ground.sites.embedded.store import database_errors
 
 Handler = Callable[[EmbeddedSite, argparse.Namespace], int]
@@ -67,13 +66,14 @@ def command(name: str, helptext: str, *arguments: Argument, aliases: Sequence[st
     return register
 
 
-def build_parser() -> ArgumentParser:
+def build_parser(only: Command | None = None) -> ArgumentParser:
+    """The whole parser, or (``only``) one whose sole subcommand is that command."""
     parser = ArgumentParser(prog="apg site", description=__doc__,
                             formatter_class=argparse.RawDescriptionHelpFormatter)
     add_approot(parser)
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND",
                                 parser_class=ArgumentParser)
-    for spec in _COMMANDS.values():
+    for spec in [only] if only else _COMMANDS.values():
         p = sub.add_parser(spec.name, help=spec.helptext, aliases=list(spec.aliases),
                            description=spec.helptext)
         add_approot(p, nested=True)
@@ -85,8 +85,31 @@ def build_parser() -> ArgumentParser:
     return parser
 
 
+def named_command(argv: Sequence[str]) -> Command | None:
+    """The command ``argv`` names when only ``--approot`` comes before it, else None.
+
+    Building a parser for each of the ~20 commands costs more than the command itself, so a
+    plainly named command gets a parser with only its own subcommand: it parses the same
+    arguments and prints the same help and errors. Anything else gets the whole parser.
+    """
+    index = 0
+    while index < len(argv):
+        token = argv[index]
+        if token == "--approot":
+            index += 2
+        elif token.startswith("--approot="):
+            index += 1
+        elif token.startswith("-"):
+            return None
+        else:
+            return next((spec for spec in _COMMANDS.values()
+                         if token == spec.name or token in spec.aliases), None)
+    return None
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+    arguments = list(sys.argv[1:] if argv is None else argv)
+    args = build_parser(named_command(arguments)).parse_args(arguments)
 
     def act() -> int:
         site = EmbeddedSite(resolve_approot(args.approot, Settings.from_environ()))
@@ -172,6 +195,9 @@ def _config_get(site: EmbeddedSite, args: argparse.Namespace) -> int:
          arg("--input-format", default="string", choices=["string", "yaml", "json"]), YES,
          aliases=["cset"])
 def _config_set(site: EmbeddedSite, args: argparse.Namespace) -> int:
+    # Lazy for start-up time: the recipe reader that owns set_path is slow to import.
+    from ai_proving_ground.sites.embedded.recipes import set_path
+
     value = _parse_value(args.value, args.input_format)
     with site.session() as store:
         current = store.config_get(args.name)
@@ -220,6 +246,9 @@ def _config_list(site: EmbeddedSite, args: argparse.Namespace) -> int:
 @command("config:import", "make active config equal the sync directory",
          arg("--source", help="directory (default: config/sync)"), YES, aliases=["cim"])
 def _config_import(site: EmbeddedSite, args: argparse.Namespace) -> int:
+    # Lazy for start-up time: only the sync-directory commands need config_sync.
+    from ai_proving_ground.sites.embedded import config_sync
+
     source, root = config_sync.chosen(args.source, site.layout.config_sync, site.approot)
     changes = site.config_import(config_sync.read_directory(source, root))
     counts = ", ".join(f"{len(v)} {k}" for k, v in changes.items())
@@ -230,6 +259,9 @@ def _config_import(site: EmbeddedSite, args: argparse.Namespace) -> int:
 @command("config:export", "write active config to the sync directory",
          arg("--destination", help="directory (default: config/sync)"), YES, aliases=["cex"])
 def _config_export(site: EmbeddedSite, args: argparse.Namespace) -> int:
+    # Lazy for start-up time: only the sync-directory commands need config_sync.
+    from ai_proving_ground.sites.embedded import config_sync
+
     destination, root = config_sync.chosen(args.destination, site.layout.config_sync, site.approot)
     changes = config_sync.write_directory(destination, site.all_config(), root)
     _note(f"Config exported to {destination}: {len(changes['written'])} written, "

@@ -5,7 +5,6 @@ from __future__ import annotations
 import contextlib
 import copy
 import time
-import uuid as uuidlib
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -26,13 +25,11 @@ from ai_proving_ground.sites.embedded import (
     config_rules,
     config_schema,
     content_model,
-    database,
     modules,
     raw_config,
     reads,
 )
 from ai_proving_ground.sites.embedded.reads import EXTENSION_CONFIG, SCHEMA_COLLECTION
-from ai_proving_ground.sites.embedded.recipes import RecipeRunner
 from ai_proving_ground.sites.embedded.store import Store, as_stored, open_session
 
 
@@ -282,6 +279,8 @@ class EmbeddedSite(SiteDriver):
         bundle = bundle or definition.id
         valid = content_model.validate_values(definition, bundle, values, store, enabled,
                                               raw_config.raw_storages(store))
+        import uuid as uuidlib  # lazy for start-up time: uuid imports platform, slow to load
+
         new_uuid = uuid or str(uuidlib.uuid4())
         if store.uuids_present([new_uuid]):
             raise ApgError("APG_ENTITY_EXISTS", f"an entity with uuid {new_uuid} already exists")
@@ -352,15 +351,23 @@ class EmbeddedSite(SiteDriver):
     # ------------------------------------------------------------------ recipes
 
     def apply_recipe(self, recipe_dir: Path) -> RecipeReport:
+        # Lazy for start-up time: only recipe commands need the recipe reader.
+        from ai_proving_ground.sites.embedded.recipes import RecipeRunner
+
         with self.session() as store:
             return RecipeRunner(self, store).apply(recipe_dir)
 
     # ------------------------------------------------------------------ database and files
 
     def dump_database(self, dest: Path) -> None:
+        # Lazy for start-up time: dump and restore need fsutil's file machinery; reads do not.
+        from ai_proving_ground.sites.embedded import database
+
         database.dump_database(self.layout.database, dest)
 
     def restore_database(self, src: Path) -> None:
+        from ai_proving_ground.sites.embedded import database  # lazy for start-up time, as above
+
         database.restore_database(self.layout.database, src)
 
 

@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-import platform
 import sqlite3
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ai_proving_ground.errors import ApgError
 from ai_proving_ground.sites.base import (
@@ -23,13 +22,9 @@ from ai_proving_ground.sites.base import (
 )
 from ai_proving_ground.sites.embedded import canvas, content_model, modules
 from ai_proving_ground.sites.embedded.store import Store
-from ai_proving_ground.sites.embedded.views import (
-    FieldInfo,
-    ViewError,
-    ViewSchema,
-    base_entity_type,
-    execute_view,
-)
+
+if TYPE_CHECKING:
+    from ai_proving_ground.sites.embedded.views import ViewSchema
 
 EXTENSION_CONFIG = "core.extension"
 SCHEMA_COLLECTION = "system.schema"
@@ -88,6 +83,9 @@ def _count(store: Store, query: CountQuery) -> int:
     if not query.conditions:
         return store.entity_count(query.entity_type, query.bundle)
     # Conditions are evaluated by the Views engine, so a count and a view filter agree.
+    # Lazy for start-up time: most commands never execute a view.
+    from ai_proving_ground.sites.embedded.views import ViewError, execute_view
+
     view = condition_view(query)
     try:
         result = execute_view("count", view, "default",
@@ -116,6 +114,9 @@ def _execute_view(store: Store, query: ViewQuery) -> ViewResult:
         page = (displays[display_id] or {}).get("display_plugin") == "page"
         return ViewResult(view_id, display_id, error=f"view {view_id} is disabled",
                           outcome=DISABLED_PAGE if page else "not served (disabled)")
+    # Lazy for start-up time, as in _count.
+    from ai_proving_ground.sites.embedded.views import ViewError, base_entity_type, execute_view
+
     try:
         entity_type = base_entity_type(view)
         return execute_view(view_id, view, display_id, store.entities_of(entity_type),
@@ -126,6 +127,9 @@ def _execute_view(store: Store, query: ViewQuery) -> ViewResult:
 
 def view_schema(store: Store, entity_type: str) -> ViewSchema:
     """What Views data holds for ``entity_type``: its usable fields and its bundles."""
+    # Lazy for start-up time, as in _count.
+    from ai_proving_ground.sites.embedded.views import FieldInfo, ViewSchema
+
     definition = content_model.ENTITY_TYPES.get(entity_type)
     prefix = definition.bundle_prefix if definition else None
     bundles = {}
@@ -190,6 +194,8 @@ def pending_updates(approot: Path, store: Store) -> list[PendingUpdate]:
 
 
 def _versions(approot: Path, store: Store) -> Versions:
+    import platform  # lazy for start-up time: only the versions and status questions read it
+
     states = _module_states(approot, store)
     enabled = {n: s for n, s in states.items() if s.enabled}
     return Versions(
@@ -234,6 +240,8 @@ def _display_path(path: Path, approot: Path) -> str:
 def status_facts(database: Path, webroot: Path, private: Path | None,
                  store: Store | None) -> dict[str, Any]:
     """``drush core:status``: the site's facts; ``store`` is None before it is installed."""
+    import platform  # lazy for start-up time, as in _versions
+
     facts: dict[str, Any] = {
         "drupal-version": modules.CORE_VERSION,
         "db-driver": "sqlite",
