@@ -11,6 +11,7 @@ from typing import Any
 import jsonschema
 
 from ai_proving_ground.errors import ApgError
+from ai_proving_ground.schemas.quick import Check, Unsupported, compile_schema
 from ai_proving_ground.yamlio import YamlDocument, json_path
 
 SCHEMA_DIR = Path(__file__).resolve().parent
@@ -39,8 +40,22 @@ def _validator(name: str) -> jsonschema.Draft202012Validator:
     return jsonschema.Draft202012Validator(load_schema(name), format_checker=FORMATS)
 
 
+@functools.cache
+def _quick(name: str) -> Check | None:
+    try:
+        return compile_schema(load_schema(name))
+    except Unsupported:
+        return None
+
+
 def schema_errors(data: Any, name: str) -> list[jsonschema.ValidationError]:
-    """Every violation, in document order."""
+    """Every violation, in document order.
+
+    A document the quick checks accept is valid; any other goes to jsonschema for the verdict.
+    """
+    quick = _quick(name)
+    if quick is not None and quick(data):
+        return []
     return sorted(_validator(name).iter_errors(data), key=lambda e: [str(p) for p in e.absolute_path])
 
 
