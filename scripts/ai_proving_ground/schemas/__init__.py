@@ -6,13 +6,14 @@ import functools
 import json
 import math
 from pathlib import Path
-from typing import Any
-
-import jsonschema
+from typing import TYPE_CHECKING, Any
 
 from ai_proving_ground.errors import ApgError
 from ai_proving_ground.schemas.quick import Check, Unsupported, compile_schema
 from ai_proving_ground.yamlio import YamlDocument, json_path
+
+if TYPE_CHECKING:
+    import jsonschema
 
 SCHEMA_DIR = Path(__file__).resolve().parent
 
@@ -27,17 +28,27 @@ def load_schema(name: str) -> dict[str, Any]:
 # The one format our schemas use: ``"format": "finite"``, a number that is not nan or infinite
 # (YAML's .nan and .inf are numbers, and every comparison with nan is false, so no minimum or
 # maximum refuses it).
-FORMATS = jsonschema.FormatChecker(formats=())
-
-
-@FORMATS.checks("finite")
 def _finite(value: Any) -> bool:
     return not isinstance(value, float) or math.isfinite(value)
 
 
 @functools.cache
+def format_checker() -> jsonschema.FormatChecker:
+    """The checker for our formats (``finite``)."""
+    # A document the quick checks accept never needs jsonschema, which is slow to import:
+    # lazy for start-up time.
+    import jsonschema
+
+    checker = jsonschema.FormatChecker(formats=())
+    checker.checks("finite")(_finite)
+    return checker
+
+
+@functools.cache
 def _validator(name: str) -> jsonschema.Draft202012Validator:
-    return jsonschema.Draft202012Validator(load_schema(name), format_checker=FORMATS)
+    import jsonschema  # lazy for start-up time, as in format_checker
+
+    return jsonschema.Draft202012Validator(load_schema(name), format_checker=format_checker())
 
 
 @functools.cache
