@@ -73,6 +73,8 @@ def load_document(path: Path, token: str = "APG_YAML_INVALID",
         raise ApgError(token, f"{path}: file not found") from None
     except UnicodeDecodeError as exc:
         raise ApgError(token, f"{path}: not UTF-8 text ({exc.reason})") from None
+    except OSError as exc:  # a directory, no permission: the path names no readable file
+        raise ApgError(token, f"{path}: cannot be read ({exc.strerror}); name a YAML file") from None
     try:
         root, data = _compose_and_construct(text)
     except yaml.MarkedYAMLError as exc:

@@ -68,6 +68,12 @@ def solve(cli: Runner, bed: Path) -> None:
         assert cli(site_main, "--approot", str(bed), *step).rc == 0
 
 
+def stored_line(envelope_json: str, state: str) -> str:
+    """What grade reports on stderr once the envelope it printed is in the store."""
+    evaluation_id = json.loads(envelope_json)["evaluation_id"]
+    return f"APG_GRADE_STORED {evaluation_id}: {state} in the results store\n"
+
+
 def without_retrieval_time(envelope: dict[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in envelope.items() if k != "retrieved_timestamp"}
 
@@ -78,7 +84,7 @@ def without_retrieval_time(envelope: dict[str, Any]) -> dict[str, Any]:
 def test_first_grade_is_stored(fixtures_bed: Path, cli: Runner) -> None:
     done = grade(cli, fixtures_bed, TASK)
     assert done.rc == 0
-    assert done.err == "stored: stored\n"
+    assert done.err == stored_line(done.out, "stored")
     [path] = stored(fixtures_bed)
     assert json.loads(path.read_text(encoding="utf-8")) == json.loads(done.out)
 
@@ -99,7 +105,7 @@ def test_identical_regrade_of_a_run_is_already_stored(fixtures_bed: Path, cli: R
     kept = path.read_text(encoding="utf-8")
     again = grade(cli, fixtures_bed, TASK, f"--run={RUN_ID}")
     assert again.rc == 0
-    assert again.err == "stored: already stored\n"
+    assert again.err == stored_line(again.out, "already stored")
     assert stored(fixtures_bed) == [path]
     assert path.read_text(encoding="utf-8") == kept
     assert without_retrieval_time(json.loads(again.out)) == \
@@ -130,7 +136,8 @@ def test_grades_without_run_never_collide(fixtures_bed: Path, cli: Runner) -> No
     first = grade(cli, fixtures_bed, TASK)
     solve(cli, fixtures_bed)
     second = grade(cli, fixtures_bed, TASK)
-    assert (first.err, second.err) == ("stored: stored\n", "stored: stored\n")
+    assert (first.err, second.err) == (stored_line(first.out, "stored"),
+                                       stored_line(second.out, "stored"))
     assert len(stored(fixtures_bed)) == 2
 
 
@@ -175,7 +182,7 @@ def test_storage_failure_never_changes_the_verdict(
     assert saved == json.loads(failed.out)
     (baseline_dir(fixtures_bed) / "results").unlink(missing_ok=True)
     good = grade(cli, fixtures_bed, TASK, f"--run={RUN_ID}")
-    assert good.err == "stored: stored\n"
+    assert good.err == stored_line(good.out, "stored")
     assert without_retrieval_time(json.loads(good.out)) == \
         without_retrieval_time(json.loads(failed.out))
 

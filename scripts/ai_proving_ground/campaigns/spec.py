@@ -112,10 +112,10 @@ class Attempt:
 
 def load_spec(path: Path) -> CampaignSpec:
     """Parse and validate a spec file (schema first, then what the schema cannot say)."""
-    doc = load_document(path, token=SPEC_INVALID)
     try:
+        doc = load_document(path, token=SPEC_INVALID)
         validate_document(doc, "campaign", token=SPEC_INVALID)
-    except ApgError as exc:  # a bad spec is bad input: usage, like an invalid dataset
+    except ApgError as exc:  # a missing or bad spec is bad input: usage, like a bad dataset
         raise ApgError(exc.token, exc.message, exit_code=2) from None
     data = doc.data
     arms = tuple(_arm(name, body or {}) for name, body in data["arms"].items())

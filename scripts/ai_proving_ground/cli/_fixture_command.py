@@ -6,9 +6,9 @@ import argparse
 from dataclasses import dataclass
 from pathlib import Path
 
-from ai_proving_ground.cli.common import ArgumentParser, add_approot
+from ai_proving_ground.cli.common import ArgumentParser, add_approot, resolve_bed
 from ai_proving_ground.fixtures import requested_names
-from ai_proving_ground.settings import Settings, resolve_approot
+from ai_proving_ground.settings import Settings
 from ai_proving_ground.sites.base import SiteDriver, driver_for
 
 
@@ -36,5 +36,5 @@ class BedAndSet:
 
 def bed_and_set(args: argparse.Namespace) -> BedAndSet:
     settings = Settings.from_environ()
-    return BedAndSet(resolve_approot(args.approot, settings),
+    return BedAndSet(resolve_bed(args.approot, settings),
                      requested_names(args.fixtures, settings), settings)

@@ -2,7 +2,8 @@
 
 Fixtures come from the arguments, else AI_PG_FIXTURES, else ``kb_docs canvas_home``.
 Exit codes: 0 healthy; 1 drift (the JSON names each subject with expected and found values);
-2 usage (bad arguments, an unknown or ambiguous fixture, a malformed fragment).
+2 usage (bad arguments, no site at the app root (APG_SITE_NOT_INSTALLED), an unknown or ambiguous fixture,
+a malformed fragment).
 """
 
 from __future__ import annotations

@@ -7,7 +7,8 @@ every hash, the judging-tree hashes) and a copy of the verifier. Prints the set 
 stdout: save it in the harness's own trusted state and run its verifier directly.
 Escrow only from trusted, freshly installed or re-provisioned code, never to accept drift.
 Exit codes: 0 written; 1 refused (APG_ESCROW_NO_BASELINE, APG_ESCROW_UNSAFE, APG_ESCROW_EXISTS,
-APG_LOCK_BUSY); 2 usage (bad arguments, unknown fixture, bad project name).
+APG_LOCK_BUSY); 2 usage (bad arguments, no site at the app root (APG_SITE_NOT_INSTALLED),
+unknown fixture, bad project name).
 """
 
 from __future__ import annotations

@@ -13,6 +13,7 @@ Exit codes: 0 exported, scaffolded, or (--check) up to date; 1 refused or failed
 on stderr and no file changed (APG_EXPORT_CONFIG_MISSING, APG_EXPORT_NAMESPACE,
 APG_EXPORT_NOT_OWNED, APG_EXPORT_TARGET_INVALID, APG_FRAGMENT_INVALID, APG_EXPORT_STALE with
 --check, ...); 2 bad arguments or lookup (APG_USAGE, APG_FIXTURE_INVALID, APG_APPROOT_MISSING,
+APG_SITE_NOT_INSTALLED: no site at the source,
 APG_FIXTURE_AMBIGUOUS, and APG_FIXTURE_NOT_FOUND with --check), as fixture lookup exits
 everywhere. APG_EXPORT_PREFIX_EMPTY on stderr is a warning: a prefix matched nothing.
 """

@@ -7,9 +7,10 @@ non-zero, timed out, was refused) or whose recorded task hash differs from the t
 is refused (APG_GRADE_RUN_INVALID, nothing stored) unless --force; the envelope records the run's
 status, timing and time limit. A task with a hidden verifier has it applied too (--no-hidden
 skips it): the verdict passes only when both pass; one that cannot run is APG_GRADE_HIDDEN_ERROR.
-Exit codes: 0 a verdict was emitted, pass or fail; 3 the task has no checks (APG_GRADE_SKIP);
-1 no grade (APG_GRADE_RUN_INVALID, APG_GRADE_HIDDEN_ERROR, a site failure); 2 usage (bad
-arguments, unknown task or dataset). APG_GRADE_NOT_SAVED and APG_GRADE_NOT_STORED never change
+Exit codes: 0 a verdict was emitted, pass or fail (APG_GRADE_STORED once stored); 3 the task
+has no checks (APG_GRADE_SKIP); 1 no grade (APG_GRADE_RUN_INVALID, APG_GRADE_HIDDEN_ERROR, a
+site failure); 2 usage (bad arguments, no site at the app root (APG_SITE_NOT_INSTALLED), unknown
+task, a missing or invalid dataset). APG_GRADE_NOT_SAVED and APG_GRADE_NOT_STORED never change
 the exit code.
 """
 
@@ -20,8 +21,8 @@ import json
 import sys
 from collections.abc import Sequence
 
-from ai_proving_ground.cli.common import ArgumentParser, add_approot, run
-from ai_proving_ground.settings import Settings, resolve_approot
+from ai_proving_ground.cli.common import ArgumentParser, add_approot, resolve_bed, run
+from ai_proving_ground.settings import Settings
 from ai_proving_ground.sites.base import driver_for
 from ai_proving_ground.tasks.grade import GradeRequest, after_emit, check_envelope, grade
 
@@ -45,7 +46,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     def act() -> int:
         settings = Settings.from_environ()
-        approot = resolve_approot(args.approot, settings)
+        approot = resolve_bed(args.approot, settings)
         request = GradeRequest(approot=approot, task_id=args.task_id,
                                dataset=args.dataset or args.dataset_option,
                                model=args.model or args.model_option, run_id=args.run_id,

@@ -4,7 +4,8 @@ A no-op (APG_PROVISION_NOOP) when the set's dump and tag both exist. ``--json`` 
 summary (set key, fixtures, dump, tag, noop) on stdout.
 Exit codes: 0 captured or already present; 1 refused (APG_PROVISION_UNTRACKED,
 APG_PROVISION_STALE_BASELINE, APG_PROVISION_DIRTY, APG_FIXTURE_OVERLAP, APG_LOCK_BUSY, a recipe
-failure); 2 usage (bad arguments, unknown or ambiguous fixture, bad fragment).
+failure); 2 usage (bad arguments, no site at the app root (APG_SITE_NOT_INSTALLED), unknown or ambiguous
+fixture, bad fragment).
 """
 
 from __future__ import annotations

@@ -5,7 +5,7 @@ rebuilds caches. ``--json`` prints what was removed, warnings and failures on st
 Exit codes: 0 restored and fit to grade (warnings such as APG_RESET_CODE_DRIFT may appear);
 1 refused or not fit to grade (APG_RESET_NO_BASELINE, APG_RESET_UNTRACKED,
 APG_RESET_FILES_CHANGED, APG_RESET_FILES_UNSAFE, APG_RESET_TREE_UNSAFE, APG_RESET_GRADER_DRIFT,
-APG_RESET_PENDING_UPDATES, APG_LOCK_BUSY); 2 usage.
+APG_RESET_PENDING_UPDATES, APG_LOCK_BUSY); 2 usage, or no site at the app root (APG_SITE_NOT_INSTALLED).
 """
 
 from __future__ import annotations

@@ -1,6 +1,7 @@
 """``apg results [--json]``: the envelopes stored by grade, one row each.
 
-Exit codes: 0 listed (an empty store lists nothing); 2 usage.
+Exit codes: 0 listed (an empty store lists nothing); 2 usage, or no site at the app root
+(APG_SITE_NOT_INSTALLED).
 """
 
 from __future__ import annotations
@@ -9,8 +10,8 @@ import argparse
 import json
 from collections.abc import Sequence
 
-from ai_proving_ground.cli.common import ArgumentParser, add_approot, emit, run
-from ai_proving_ground.settings import Settings, resolve_approot
+from ai_proving_ground.cli.common import ArgumentParser, add_approot, emit, resolve_bed, run
+from ai_proving_ground.settings import Settings
 from ai_proving_ground.tasks.results import list_results
 
 
@@ -23,7 +24,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     def act() -> int:
         settings = Settings.from_environ()
-        rows = list_results(resolve_approot(args.approot, settings), settings)
+        rows = list_results(resolve_bed(args.approot, settings), settings)
         if args.json:
             print(json.dumps(rows, indent=2))
         else:

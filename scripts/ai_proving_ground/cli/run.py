@@ -20,7 +20,7 @@ Exit codes:
      invalid (APG_DATASET_NOT_FOUND, APG_DATASET_INVALID), unknown adapter
      (APG_RUN_AGENT_UNKNOWN), adapter not executable (APG_RUN_AGENT_NOT_EXECUTABLE), a bad
      adapter header (APG_RUN_AGENT_INVALID) or name (APG_NAME_INVALID), app root missing
-     (APG_APPROOT_MISSING); nothing is recorded
+     (APG_APPROOT_MISSING) or holding no site (APG_SITE_NOT_INSTALLED); nothing is recorded
   130 interrupted (APG_INTERRUPTED); run.json records status "interrupted"
 """
 
@@ -30,8 +30,14 @@ import argparse
 import sys
 from collections.abc import Sequence
 
-from ai_proving_ground.cli.common import ArgumentParser, add_approot, positive_seconds, run
-from ai_proving_ground.settings import Settings, resolve_approot
+from ai_proving_ground.cli.common import (
+    ArgumentParser,
+    add_approot,
+    positive_seconds,
+    resolve_bed,
+    run,
+)
+from ai_proving_ground.settings import Settings
 from ai_proving_ground.tasks.run import RunOptions, dumps_record, run_task
 
 
@@ -56,7 +62,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     def act() -> int:
         settings = Settings.from_environ()
-        options = RunOptions(task_id=args.task_id, approot=resolve_approot(args.approot, settings),
+        options = RunOptions(task_id=args.task_id, approot=resolve_bed(args.approot, settings),
                              agent=args.agent, dataset=args.dataset, model=args.model or None,
                              echo_stdout_to_stderr=args.json, timeout_s=args.timeout,
                              settings=settings)

@@ -6,7 +6,8 @@ Runs the escrowed copy of the verifier (``python -I <set>/escrow_verify.py BED S
 exactly one match fails closed with APG_ESCROW_NONE. Baseline-file and tag differences print
 APG_ESCROW_MISMATCH (``--restore`` repairs them: APG_ESCROW_RESTORED); judging-code changes print
 APG_TAMPERED and always fail. Success ends with APG_ESCROW_OK <set key>. Grade only after that.
-Exit codes: 0 verified; 1 mismatch, tampering or no single set; 2 usage or unreadable escrow.
+Exit codes: 0 verified; 1 mismatch, tampering or no single set; 2 usage,
+unreadable escrow, or no site at the app root (APG_SITE_NOT_INSTALLED).
 """
 
 from __future__ import annotations

@@ -107,7 +107,15 @@ def resolve_dataset_path(reference: str | None, approot: Path,
 
 
 def load_dataset(path: Path) -> Dataset:
-    """Parse and validate a dataset; errors carry file:line:col: $.path."""
+    """Parse and validate a dataset; errors carry file:line:col: $.path. A dataset that cannot
+    be read or is invalid is bad input, as an unknown one is: exit 2 (APG_DATASET_INVALID)."""
+    try:
+        return _read_dataset(path)
+    except ApgError as exc:
+        raise ApgError(exc.token, exc.message, exit_code=2) from None
+
+
+def _read_dataset(path: Path) -> Dataset:
     try:
         raw = path.read_bytes()
     except FileNotFoundError:

@@ -10,7 +10,6 @@ import json
 import os
 import re
 import secrets
-import sys
 import tempfile
 import time
 from dataclasses import dataclass, field
@@ -340,7 +339,7 @@ def after_emit(request: GradeRequest, envelope: dict[str, Any]) -> None:
         return
     try:
         state = results.store(request.approot, envelope, request.settings)
-        print(f"stored: {state}", file=sys.stderr)
+        say("APG_GRADE_STORED", f"{envelope['evaluation_id']}: {state} in the results store")
     except ApgError as exc:
         say("APG_GRADE_NOT_STORED", exc.message)
     except Exception as exc:  # storage failures are reported, never fatal
