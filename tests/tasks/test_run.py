@@ -59,11 +59,10 @@ def task_bed(fixtures_bed: Path) -> Path:
 
 
 @pytest.fixture
-def plain(tmp_path: Path) -> Path:
-    """An app root with no site: enough for adapters that do not touch one."""
-    approot = tmp_path / "plain"
-    approot.mkdir()
-    return approot
+def plain(bed: Path) -> Path:
+    """A bed without fixtures: enough for adapters that do not touch the site (apg run refuses a
+    directory with no site in it)."""
+    return bed
 
 
 @pytest.fixture

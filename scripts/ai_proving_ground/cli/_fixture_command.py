@@ -8,7 +8,7 @@ from pathlib import Path
 
 from ai_proving_ground.cli.common import ArgumentParser, add_approot, resolve_bed
 from ai_proving_ground.fixtures import requested_names
-from ai_proving_ground.settings import Settings
+from ai_proving_ground.settings import Settings, resolve_approot
 from ai_proving_ground.sites.base import SiteDriver, driver_for
 
 
@@ -34,7 +34,10 @@ class BedAndSet:
         return driver_for(self.approot, self.settings)
 
 
-def bed_and_set(args: argparse.Namespace) -> BedAndSet:
+def bed_and_set(args: argparse.Namespace, site_required: bool = True) -> BedAndSet:
+    """``site_required=False`` for the commands that only read fixtures (hash, manifest-union):
+    the app root then only says where AI_PG_FIXTURE_PATH and the bed's recipes/ are."""
     settings = Settings.from_environ()
-    return BedAndSet(resolve_bed(args.approot, settings),
+    approot = (resolve_bed if site_required else resolve_approot)(args.approot, settings)
+    return BedAndSet(approot,
                      requested_names(args.fixtures, settings), settings)

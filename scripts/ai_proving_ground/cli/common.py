@@ -14,7 +14,6 @@ from ai_proving_ground import report, yamlio
 from ai_proving_ground.errors import ApgError
 from ai_proving_ground.layout import BedLayout, is_ddev_project
 from ai_proving_ground.settings import Settings, resolve_approot
-from ai_proving_ground.sites.base import driver_name_for
 
 
 class ArgumentParser(argparse.ArgumentParser):
@@ -55,20 +54,16 @@ def add_approot(parser: argparse.ArgumentParser, nested: bool = False) -> None:
 
 
 def resolve_bed(argument: str | None, settings: Settings) -> Path:
-    """The app root of a command that acts on a bed; a directory with no site in it is bad
-    input (exit 2), refused before the command writes anything there."""
+    """The app root of a command that acts on a bed. A directory that holds no site (neither an
+    embedded site's database nor a DDEV project) is bad input, exit 2, refused before the
+    command writes anything there."""
     approot = resolve_approot(argument, settings)
-    if driver_name_for(approot, settings) == "ddev":
-        if not is_ddev_project(approot):
-            raise ApgError("APG_SITE_NOT_INSTALLED", f"no DDEV project at {approot} (no "
-                           ".ddev/config.yaml, and AI_PG_SITE_DRIVER=ddev); pass --approot with "
-                           "the project's directory", exit_code=2)
-        return approot
     database = BedLayout(approot).database
-    if not database.is_file():
-        raise ApgError("APG_SITE_NOT_INSTALLED", f"no embedded site database at {database}; "
-                       "create a bed with `apg bed init DIR`, or pass --approot BED (or set "
-                       "AI_PG_APPROOT)", exit_code=2)
+    if not (database.is_file() or is_ddev_project(approot)):
+        raise ApgError("APG_SITE_NOT_INSTALLED", f"no site at {approot}: no embedded site "
+                       f"database ({database}) and no DDEV project (.ddev/config.yaml); create a "
+                       "bed with `apg bed init DIR`, or pass --approot BED (or set AI_PG_APPROOT)",
+                       exit_code=2)
     return approot
 
 

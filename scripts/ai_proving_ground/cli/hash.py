@@ -22,7 +22,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
 
     def act() -> int:
-        target = bed_and_set(args)
+        target = bed_and_set(args, site_required=False)
         fixture_set = load_set(target.names, target.approot, settings=target.settings)
         if args.json:
             print(json.dumps({"set_key": fixture_set.key, "canonical": fixture_set.canonical,

@@ -19,7 +19,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
 
     def act() -> int:
-        target = bed_and_set(args)
+        target = bed_and_set(args, site_required=False)
         fixture_set = load_set(target.names, target.approot, with_facts=True,
                                settings=target.settings)
         print(json.dumps(union_manifest(fixture_set), indent=2))
