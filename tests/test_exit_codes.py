@@ -30,8 +30,9 @@ BED_COMMANDS: dict[str, list[str]] = {
     "escrow": [],
     "verify": [],
 }
-# The rest need no bed: they make one, compute from the shipped files or read a campaign.
-NO_BED_COMMANDS = {"bed", "hash", "manifest-union", "campaign", "completion"}
+# The rest need no bed: they make one, compute from the shipped files, or read a campaign or
+# a run directory.
+NO_BED_COMMANDS = {"bed", "hash", "manifest-union", "campaign", "completion", "transcript"}
 
 
 def test_the_table_covers_every_command() -> None:
