@@ -14,7 +14,7 @@ demo: $(NOX)
 	$(NOX) -s demo
 	@echo "The demo's apg is $(CURDIR)/.nox/demo/bin/apg; to put apg on your PATH: pipx install . (README, Install)."
 
-# Every tests-3.x session nox finds an interpreter for, then lint, then the official
+# The tests on the oldest supported Python found, then lint, then the official
 # every_eval_ever validators (eee, Python 3.12); NOXFLAGS adds nox options.
 test: $(NOX)
 	$(NOX) -s tests lint eee $(NOXFLAGS)

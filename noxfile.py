@@ -1,8 +1,9 @@
 """Sessions for ai_proving_ground: each is thin; the logic lives in the package.
 
-The tests run on every supported Python this machine has (3.11, 3.12, 3.13: nox's own, on
-PATH, or installed by pyenv or uv without being on PATH); every other session on the oldest of them.
-With none of them, every session fails: a missing interpreter is an error, never a skip.
+The supported Pythons are 3.11, 3.12 and 3.13, found as nox's own, on PATH, or installed by pyenv
+or uv without being on PATH. `tests` and every other session run once, on the oldest found (so
+`make test` costs one suite run, as CI's time budget needs); `tests-matrix` runs the suite on each
+one found. With none of them, every session fails: a missing interpreter is an error, never a skip.
 """
 
 from __future__ import annotations
@@ -68,9 +69,10 @@ def session_pythons(available: list[str]) -> list[str]:
     return available or list(SUPPORTED)
 
 
-TEST_PYTHONS = session_pythons(available_pythons(
+_FOUND = available_pythons(
     os.environ.get("PATH", ""), os.environ.get("PYENV_ROOT") or os.path.expanduser("~/.pyenv"),
-    sys.executable, _SHIMS))
+    sys.executable, _SHIMS)
+TEST_PYTHONS = session_pythons(_FOUND)
 if _SHIMS.is_dir():
     os.environ["PATH"] = f"{_SHIMS}{os.pathsep}{os.environ.get('PATH', '')}"
 PYTHON = TEST_PYTHONS[0]
@@ -82,9 +84,16 @@ def _install(session: nox.Session, *extras: str) -> None:
     session.run("python", "-m", "pip", "check")
 
 
-@nox.session(python=TEST_PYTHONS, default=True)
+@nox.session(python=PYTHON, default=True)
 def tests(session: nox.Session) -> None:
-    """Run the whole pytest suite (bats wrappers included)."""
+    """Run the whole pytest suite (bats wrappers included) on the oldest supported Python found."""
+    _install(session, "test")
+    session.run("pytest", *session.posargs)
+
+
+@nox.session(name="tests-matrix", python=TEST_PYTHONS, default=False)
+def tests_matrix(session: nox.Session) -> None:
+    """Run the whole pytest suite on every supported Python found."""
     _install(session, "test")
     session.run("pytest", *session.posargs)
 
@@ -99,7 +108,8 @@ def lint(session: nox.Session) -> None:
 
 # every-eval-ever needs Python 3.12 or newer and brings pandas, duckdb and matplotlib: it gets venvs
 # of its own. PyPI has no 0.2.2 release; 0.2.3rc1 bundles the 0.2.2 schema and models unchanged.
-EEE_PYTHON = "3.12"
+# On a machine with only 3.11 the session says so and skips; .ci/run fails on a skipped session.
+EEE_PYTHON = next((v for v in TEST_PYTHONS if v in ("3.12", "3.13") and v in _FOUND), PYTHON)
 EEE_RELEASES = {"0.2.2": "0.2.3rc1", "0.3.0": "0.3.0"}  # schema version -> package release
 ENVELOPE_TESTS = ["tests/tasks/test_demo.py", "tests/tasks/test_grade.py",
                   "tests/tasks/test_results.py", "tests/tasks/test_end_to_end.py"]
@@ -109,6 +119,8 @@ ENVELOPE_TESTS = ["tests/tasks/test_demo.py", "tests/tasks/test_grade.py",
 @nox.parametrize("release", list(EEE_RELEASES.values()), ids=list(EEE_RELEASES))
 def eee(session: nox.Session, release: str) -> None:
     """Check the demo's and the tests' envelopes with the official every_eval_ever package."""
+    if EEE_PYTHON not in ("3.12", "3.13"):
+        session.skip("every-eval-ever needs Python 3.12 or newer: install python3.12 (or 3.13)")
     session.install("-e", ".", "pytest>=8", f"every-eval-ever=={release}")
     session.run("pytest", "-p", "no:cacheprovider", f"--official-eee={release}", *ENVELOPE_TESTS,
                 *session.posargs)
