@@ -12,11 +12,8 @@ from __future__ import annotations
 import base64
 import contextlib
 import dataclasses
-import errno
 import json
-import os
 import posixpath
-import shutil
 import subprocess
 import uuid
 from collections.abc import Iterator, Sequence
@@ -24,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from ai_proving_ground.errors import ApgError
-from ai_proving_ground.fsutil import atomic_target, atomic_write_bytes
+from ai_proving_ground.fsutil import atomic_write_bytes
 from ai_proving_ground.sites.base import (
     ContentSelector,
     ModuleState,
@@ -40,18 +37,21 @@ from ai_proving_ground.sites.ddev.answers import (
     decode_documents,
     decode_pending_updates,
 )
+from ai_proving_ground.sites.ddev.dumps import check_gzip, importable, move_into_place
 from ai_proving_ground.sites.ddev.execute import (
     SHELL_INERT,
     ddev_binary,
     json_output,
-    last_json_line,
+    last_json_object,
     output_invalid,
     probe_invalid,
     run_ddev,
     shell_inert,
 )
 from ai_proving_ground.sites.ddev.mount import Mount, under_root
-from ai_proving_ground.sites.ddev.recipe_plan import recipe_plan
+from ai_proving_ground.sites.ddev.project import ProjectFacts, parse_describe, require_running
+from ai_proving_ground.sites.ddev.recipe_plan import recipe_plan, stage_recipe_tree
+from ai_proving_ground.sites.ddev.versions import require_drush_13
 
 PROBE_FILE = Path(__file__).with_name("probe.php")
 """The shipped probe; used in place when it sits inside the project, else staged into it."""
@@ -60,8 +60,6 @@ MAX_INLINE_REQUEST = 64 * 1024
 """Longest request passed as an argument; Linux refuses single arguments over 128 KiB."""
 
 _MACHINE_NAME = frozenset("abcdefghijklmnopqrstuvwxyz0123456789_")
-_GZIP_MAGIC = b"\x1f\x8b"
-_IMPORTABLE_SUFFIXES = (".sql", ".sql.gz", ".gz", ".tgz", ".tar", ".tar.gz", ".zip", ".bz2", ".xz")
 
 
 @register_driver("ddev")
@@ -73,6 +71,9 @@ class DdevSite(SiteDriver):
     def __init__(self, approot: Path) -> None:
         super().__init__(approot)
         self.mount = Mount(approot)
+        self._project: ProjectFacts | None = None
+        # core:status paths do not change while a command runs; reset needs them twice.
+        self._status: dict[str, Any] | None = None
 
     def read_state(self, query: StateQuery) -> StateAnswer:
         """Answer every question in ``query`` with one ``drush php:script`` round trip."""
@@ -93,12 +94,14 @@ class DdevSite(SiteDriver):
         return decode_documents(self._probe(request))
 
     def status(self) -> dict[str, Any]:
-        """``drush core:status --format=json``: one flat object."""
-        result = self._drush("core:status", "--format=json")
-        data = json_output(result.stdout, "drush core:status --format=json")
-        if not isinstance(data, dict):
-            raise output_invalid("drush core:status --format=json", result.stdout)
-        return data
+        """``drush core:status --format=json``: one flat object (asked once per driver)."""
+        if self._status is None:
+            result = self._drush("core:status", "--format=json")
+            data = json_output(result.stdout, "drush core:status --format=json")
+            if not isinstance(data, dict):
+                raise output_invalid("drush core:status --format=json", result.stdout)
+            self._status = data
+        return dict(self._status)
 
     def public_files_dir(self) -> Path:
         """``public://`` on the host: the status ``files`` path under the Drupal root."""
@@ -123,17 +126,22 @@ class DdevSite(SiteDriver):
     # ----------------------------------------------------------------- writes
 
     def apply_recipe(self, recipe_dir: Path) -> RecipeReport:
-        """``drush recipe`` on a recipe inside the project; drush rolls config back on failure."""
-        recipe = self.mount.inside(recipe_dir, "recipe directory")
-        if not (recipe / "recipe.yml").is_file():
+        """``drush recipe``; drush rolls config back on failure.
+
+        The container sees only the project, so a recipe from elsewhere (the installed tool's
+        shipped fixtures, a symlink out of the project) is staged into it first.
+        """
+        if not (recipe_dir / "recipe.yml").is_file():
             raise ApgError(
                 "APG_RECIPE_NOT_FOUND",
                 f"{recipe_dir} has no recipe.yml; point at a Drupal recipe directory",
                 exit_code=2,
             )
+        recipe = self._recipe_in_project(recipe_dir)
         target = self.mount.container_path(recipe)
         shell_inert(target)
-        plan = recipe_plan(recipe, self.approot.resolve())
+        require_drush_13(self.status())
+        plan = recipe_plan(recipe, self.approot.resolve(), self.project().docroot)
         before = self.read_state(StateQuery(modules=True, entities=plan.content))
         self._drush("recipe", target)
         after = _enabled(self.read_state(StateQuery(modules=True)).modules)
@@ -174,10 +182,9 @@ class DdevSite(SiteDriver):
         produced = host_tmp.with_name(host_tmp.name + ".gz")  # drush --gzip appends .gz
         try:
             self._drush("sql:dump", f"--result-file={self.mount.container_path(host_tmp)}", "--gzip")
-            if not produced.is_file():
-                self._flush_mutagen()
-            _check_gzip(produced)
-            _move_into_place(produced, dest)
+            self._sync_files()  # with Mutagen the dump reaches the host only after a sync
+            check_gzip(produced)
+            move_into_place(produced, dest)
         finally:
             for leftover in (host_tmp, produced):
                 with contextlib.suppress(FileNotFoundError):
@@ -197,7 +204,8 @@ class DdevSite(SiteDriver):
                 "APG_DDEV_DUMP_MISSING",
                 f"no database dump at {src}; capture one first (dump_database / provision)",
             )
-        with self._importable(src) as path:
+        self.project()
+        with importable(src, self.mount) as path:
             self._run(["import-db", f"--file={path}", "--no-progress"])
 
     def rebuild_caches(self) -> None:
@@ -213,6 +221,14 @@ class DdevSite(SiteDriver):
 
     # ------------------------------------------------------------- internals
 
+    def project(self) -> ProjectFacts:
+        """``ddev describe -j``, asked once: a project that is not running is refused."""
+        if self._project is None:
+            facts = parse_describe(run_ddev(ddev_binary(), self.approot, ["describe", "-j"]).stdout)
+            require_running(facts)
+            self._project = facts
+        return self._project
+
     def _run(self, args: Sequence[str]) -> subprocess.CompletedProcess[str]:
         """Run ``ddev <args>`` in the app root: one round trip."""
         binary = ddev_binary()
@@ -222,7 +238,22 @@ class DdevSite(SiteDriver):
     def _drush(self, *args: str) -> subprocess.CompletedProcess[str]:
         for arg in args:
             shell_inert(arg)
+        self.project()
         return self._run(["exec", "drush", *args])
+
+    def _recipe_in_project(self, recipe_dir: Path) -> Path:
+        """The recipe itself when it lies in the project, else a staged copy of its tree."""
+        resolved = recipe_dir.resolve()
+        if resolved.is_relative_to(self.approot.resolve()):
+            return resolved
+        staged = stage_recipe_tree(resolved, self.mount.stage_path("recipes", resolved.name))
+        self._sync_files()
+        return staged
+
+    def _sync_files(self) -> None:
+        """With Mutagen, a file written on either side reaches the other only after a sync."""
+        if self.project().mutagen_enabled:
+            run_ddev(ddev_binary(), self.approot, ["mutagen", "sync"])
 
     def _probe(self, request: dict[str, Any]) -> dict[str, Any]:
         """One ``drush php:script`` round trip with the shipped probe; its JSON answer."""
@@ -231,8 +262,8 @@ class DdevSite(SiteDriver):
             result = self._drush(
                 "php:script", probe, f"--script-path={posixpath.dirname(probe)}", "--", argument
             )
-        data = last_json_line(result.stdout)
-        if not isinstance(data, dict):
+        data = last_json_object(result.stdout)
+        if data is None:
             raise probe_invalid(f"the probe printed no JSON object; stdout began: {result.stdout[:200]!r}")
         return data
 
@@ -246,6 +277,7 @@ class DdevSite(SiteDriver):
         payload = shipped.read_bytes()
         if not staged.is_file() or staged.read_bytes() != payload:
             atomic_write_bytes(staged, payload)
+            self._sync_files()
         return self.mount.container_path(staged)
 
     @contextlib.contextmanager
@@ -263,6 +295,7 @@ class DdevSite(SiteDriver):
             return
         path = self.mount.stage_path("requests", f"{uuid.uuid4().hex}.json")
         atomic_write_bytes(path, encoded)
+        self._sync_files()
         try:
             yield "@" + self.mount.container_path(path)
         finally:
@@ -301,30 +334,6 @@ class DdevSite(SiteDriver):
             raise output_invalid("drush updatedb:status --format=json", result.stdout)
         return updates
 
-    def _flush_mutagen(self) -> None:
-        # With Mutagen, files written in the container reach the host only after a sync.
-        with contextlib.suppress(ApgError):
-            self._run(["mutagen", "sync"])
-
-    @contextlib.contextmanager
-    def _importable(self, src: Path) -> Iterator[Path]:
-        """``src`` under a name whose suffix tells ``import-db`` how to read it."""
-        if src.name.endswith(_IMPORTABLE_SUFFIXES):
-            yield src.resolve()
-            return
-        with src.open("rb") as handle:
-            suffix = ".sql.gz" if handle.read(2) == _GZIP_MAGIC else ".sql"
-        alias = self.mount.stage_path("tmp", f"restore-{uuid.uuid4().hex}{suffix}")
-        try:
-            os.link(src, alias)
-        except OSError:
-            shutil.copyfile(src, alias)
-        try:
-            yield alias
-        finally:
-            with contextlib.suppress(FileNotFoundError):
-                alias.unlink()
-
 
 def _enabled(modules: dict[str, ModuleState]) -> set[str]:
     return {name for name, state in modules.items() if state.enabled}
@@ -339,33 +348,3 @@ def _machine_names(names: Sequence[str], what: str) -> list[str]:
                 exit_code=2,
             )
     return list(dict.fromkeys(names))
-
-
-# ---------------------------------------------------------------------------- files
-
-
-def _check_gzip(path: Path) -> None:
-    if not path.is_file():
-        raise ApgError(
-            "APG_DDEV_FAILED",
-            f"drush sql:dump reported success but {path} is not on the host; is the project "
-            "directory shared with the web container?",
-        )
-    with path.open("rb") as handle:
-        if handle.read(2) != _GZIP_MAGIC:
-            raise ApgError("APG_DDEV_FAILED", f"drush sql:dump wrote {path}, which is not gzip")
-
-
-def _move_into_place(src: Path, dest: Path) -> None:
-    """Rename ``src`` over ``dest``; across file systems, copy beside ``dest`` then rename."""
-    dest.parent.mkdir(parents=True, exist_ok=True)
-    with src.open("rb") as handle:
-        os.fsync(handle.fileno())
-    try:
-        os.replace(src, dest)
-    except OSError as exc:
-        if exc.errno != errno.EXDEV:
-            raise
-        with atomic_target(dest) as tmp:
-            shutil.copyfile(src, tmp)
-        src.unlink()

@@ -12,6 +12,7 @@ checked against a shell-inert character set first (:func:`shell_inert`).
 from __future__ import annotations
 
 import json
+import re
 import shutil
 import subprocess
 from collections.abc import Sequence
@@ -27,6 +28,9 @@ DDEV_MISSING_MESSAGE = (
 
 SHELL_INERT = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_@%+=:,./-")
 _STDERR_TAIL_LINES = 6
+_DDEV_ECHO = "Failed to execute command"
+_SYMFONY_BLOCK = re.compile(r"^In \S+ line \d+:$")
+_TRACE_LINE = re.compile(r"^(Exception trace:|#\d+ |at \S+:\d+$|\S+\(\) at )")
 
 
 def ddev_binary() -> str:
@@ -80,12 +84,67 @@ def abbreviate(arg: str) -> str:
 
 
 def failure_message(args: Sequence[str], result: subprocess.CompletedProcess[str]) -> str:
-    """What failed, with the output lines that say why and a hint when one applies."""
-    stream = result.stderr if result.stderr.strip() else result.stdout
-    lines = [line.rstrip() for line in stream.splitlines() if line.strip()]
-    tail = " | ".join(lines[-_STDERR_TAIL_LINES:]) or "(no output)"
-    message = f"`{render(args)}` failed with exit {result.returncode}: {tail}"
-    return message + _failure_hint(result.returncode, stream)
+    """What failed and why: drush's error itself, not its trace or DDEV's echo of the command."""
+    cause = failure_cause(result.stderr) or failure_cause(result.stdout) or "(no output)"
+    message = f"`{render(args)}` failed with exit {result.returncode}: {cause}"
+    return message + _failure_hint(result.returncode, result.stderr + result.stdout)
+
+
+def failure_cause(stream: str) -> str:
+    """The error a drush or DDEV failure states, unwrapped to one line.
+
+    In order: drush's ``[error]`` log lines (a trace may follow them; it is left out), a
+    Symfony console block (``In File.php line N:`` then the exception's message, wrapped
+    at 80 columns), the ``[ERROR]`` block a command prints on stdout (recipes do), else
+    the last lines. DDEV's own ``Failed to execute command`` line repeats the whole
+    command, base64 request included, and says nothing drush did not, so it is dropped.
+    """
+    lines = [
+        line.rstrip()
+        for line in stream.splitlines()
+        if line.strip() and not line.lstrip().startswith(_DDEV_ECHO)
+    ]
+    logged = [line.strip() for line in lines if line.lstrip().startswith("[error]")]
+    if logged:
+        return " | ".join(abbreviate_words(line) for line in logged)
+    for index, line in enumerate(lines):
+        if _SYMFONY_BLOCK.match(line.strip()):
+            return abbreviate_words(_unwrap(_block(lines[index + 1 :]), hard_cut=True))
+        if line.lstrip().startswith(("[ERROR]", "[error]")):
+            return abbreviate_words(_unwrap(_block(lines[index:], continuation=True), hard_cut=False))
+    return " | ".join(abbreviate_words(line.strip()) for line in lines[-_STDERR_TAIL_LINES:])
+
+
+def _block(lines: list[str], continuation: bool = False) -> list[str]:
+    """The message lines of a console block: up to a trace or, for [ERROR], the indent's end."""
+    block: list[str] = []
+    for line in lines:
+        text = line.strip()
+        if _TRACE_LINE.match(text) or (continuation and block and not line.startswith(" " * 3)):
+            break
+        block.append(line)
+    return block
+
+
+def _unwrap(lines: list[str], hard_cut: bool) -> str:
+    """Wrapped lines joined back into one.
+
+    An exception block is split at a fixed width, mid-word, so a line as wide as the widest
+    continues without a space; an ``[ERROR]`` block is wrapped at spaces.
+    """
+    widest = max((len(line.rstrip()) for line in lines), default=0)
+    text = ""
+    glued = False
+    for line in lines:
+        piece = line.strip()
+        text += piece if not text or glued else " " + piece
+        glued = hard_cut and len(line.rstrip()) == widest
+    return text.replace("[ERROR] ", "", 1).strip()
+
+
+def abbreviate_words(text: str) -> str:
+    """``text`` with every over-long word (a base64 request) shortened."""
+    return " ".join(abbreviate(word) for word in text.split(" "))
 
 
 def _failure_hint(code: int, stream: str) -> str:
@@ -97,22 +156,34 @@ def _failure_hint(code: int, stream: str) -> str:
 
 
 def json_output(stdout: str, command: str) -> Any:
-    """``stdout`` parsed as JSON, or APG_DDEV_OUTPUT_INVALID naming ``command``."""
-    try:
-        return json.loads(stdout)
-    except ValueError:
-        raise output_invalid(command, stdout) from None
+    """The JSON document in ``stdout``, or APG_DDEV_OUTPUT_INVALID naming ``command``.
+
+    DDEV may print around it (a project start's progress, exec hooks), so the document is the
+    first one that starts at the beginning of a line and parses, whatever follows it.
+    """
+    decoder = json.JSONDecoder()
+    offset = 0
+    for line in stdout.splitlines(keepends=True):
+        if line.startswith(("{", "[")):
+            try:
+                return decoder.raw_decode(stdout, offset)[0]
+            except ValueError:
+                pass
+        offset += len(line)
+    raise output_invalid(command, stdout)
 
 
-def last_json_line(stdout: str) -> Any:
-    """The JSON on the last non-empty line: PHP notices may precede it on stdout."""
-    lines = [line for line in stdout.splitlines() if line.strip()]
-    if not lines:
-        return None
-    try:
-        return json.loads(lines[-1])
-    except ValueError:
-        return None
+def last_json_object(stdout: str) -> dict[str, Any] | None:
+    """The last line that is a JSON object: PHP notices or DDEV hooks may surround it."""
+    for line in reversed(stdout.splitlines()):
+        if line.startswith("{"):
+            try:
+                data = json.loads(line)
+            except ValueError:
+                continue
+            if isinstance(data, dict):
+                return data
+    return None
 
 
 def output_invalid(command: str, stdout: str) -> ApgError:

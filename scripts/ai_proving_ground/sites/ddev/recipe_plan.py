@@ -7,9 +7,12 @@ skipped); drush does the real validation when applying.
 from __future__ import annotations
 
 import dataclasses
+import shutil
+import uuid
 from pathlib import Path
 from typing import Any
 
+from ai_proving_ground.errors import ApgError
 from ai_proving_ground.yamlio import load_yaml
 
 
@@ -21,7 +24,7 @@ class RecipePlan:
     content: tuple[str, ...]
 
 
-def recipe_plan(recipe: Path, approot: Path) -> RecipePlan:
+def recipe_plan(recipe: Path, approot: Path, docroot: str) -> RecipePlan:
     """Read the recipe tree on the host; drush does the real validation when applying."""
     config: set[str] = set()
     content: list[str] = []
@@ -42,7 +45,7 @@ def recipe_plan(recipe: Path, approot: Path) -> RecipePlan:
                 content.append(str(meta["uuid"]))
         recipes = spec.get("recipes")
         for name in recipes if isinstance(recipes, list) else []:
-            pending.append(_sub_recipe(current, str(name), approot))
+            pending.append(_sub_recipe(current, str(name), approot / docroot))
     return RecipePlan(config=tuple(sorted(config)), content=tuple(dict.fromkeys(content)))
 
 
@@ -50,9 +53,44 @@ def _mapping(value: Any) -> dict[str, Any]:
     return value if isinstance(value, dict) else {}
 
 
-def _sub_recipe(parent: Path, name: str, approot: Path) -> Path:
-    # Drupal resolves a bare name as a sibling and a name with "/" from the Drupal root;
-    # "web" (DDEV's default docroot) is assumed, as only the report depends on it.
+def _sub_recipe(parent: Path, name: str, drupal_root: Path) -> Path:
+    # Drupal resolves a bare name as a sibling and a name with "/" from the Drupal root.
     if "/" not in name:
         return parent.parent / name
-    return approot / "web" / name
+    return drupal_root / name
+
+
+def stage_recipe_tree(recipe: Path, staged: Path) -> Path:
+    """Copy ``recipe`` to ``staged``, with the sibling recipes it names, replacing old copies.
+
+    Drupal looks a bare sub-recipe name up beside the recipe, so each sibling it names is
+    staged beside the copy. Symlinks inside a recipe are not followed out of it.
+    """
+    pending, done = [recipe], set()
+    while pending:
+        current = pending.pop()
+        if current in done or not (current / "recipe.yml").is_file():
+            continue
+        done.add(current)
+        _replace_tree(current, staged.parent / current.name)
+        recipes = _mapping(load_yaml(current / "recipe.yml")).get("recipes")
+        for name in recipes if isinstance(recipes, list) else []:
+            if "/" not in str(name):
+                pending.append(current.parent / str(name))
+    return staged
+
+
+def _replace_tree(src: Path, dest: Path) -> None:
+    for path in src.rglob("*"):
+        if path.is_symlink() and not path.resolve().is_relative_to(src.resolve()):
+            raise ApgError(
+                "APG_PATH_UNSAFE",
+                f"{path} is a symlink out of the recipe {src}; copy its target into the recipe",
+            )
+    fresh = dest.with_name(f".{dest.name}.{uuid.uuid4().hex}")
+    shutil.copytree(src, fresh, symlinks=False)
+    old = dest.with_name(f".{dest.name}.old.{uuid.uuid4().hex}")
+    if dest.exists():
+        dest.rename(old)
+    fresh.rename(dest)
+    shutil.rmtree(old, ignore_errors=True)

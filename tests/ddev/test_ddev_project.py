@@ -1,0 +1,240 @@
+"""Issue 10, points 3, 7, 8, 10, 11 and 12: the project as DDEV describes it, errors, staging."""
+
+from __future__ import annotations
+
+import gzip
+import json
+from pathlib import Path
+
+import pytest
+from ddev_stub import DDEV_EXEC_FAILED, Stub, expect_error, golden
+
+from ai_proving_ground.sites.base import StateQuery
+from ai_proving_ground.sites.ddev import DdevSite
+from ai_proving_ground.sites.ddev.execute import failure_cause
+
+# DDEV v1.25.2+ starts a stopped project from `ddev exec` and prints its progress on stdout;
+# exec hooks print there too.
+START_PROGRESS = (
+    "Starting bed...\n[+] Running 3/3\n ✔ Container ddev-bed-db  Started\nSuccessfully started bed\n"
+)
+STAGED = "/var/www/html/.ai-proving-ground/recipes/fixture_kb_docs"
+HOOK_OUTPUT = "Executing post-exec hook: echo hook ran\nhook ran\n"
+
+
+# ---------------------------------------------------------------------------- describe (10, 11)
+
+
+def test_a_stopped_project_is_refused_before_any_exec(ddev_site: DdevSite, stub: Stub) -> None:
+    stub.describe(status="stopped")
+    error = expect_error("APG_DDEV_NOT_RUNNING", ddev_site.status)
+    assert "ddev start" in error.message and "stopped" in error.message
+    assert stub.calls() == []
+
+
+def test_describe_is_asked_once_per_driver(ddev_site: DdevSite, stub: Stub) -> None:
+    stub.drush_capture("cr")
+    stub.drush_capture("cache-rebuild")
+    ddev_site.rebuild_caches()
+    ddev_site.rebuild_caches()
+    described = [c for c in stub.all_calls() if c["command"][:1] == ["describe"]]
+    assert [c["argv"] for c in described] == [["describe", "-j"]]
+
+
+@pytest.mark.parametrize("noise", [START_PROGRESS, HOOK_OUTPUT])
+def test_ddev_output_around_drush_json_is_tolerated(ddev_site: DdevSite, stub: Stub, noise: str) -> None:
+    capture = golden("drush", "core-status-json")
+    stub.on("exec", "drush", "core:status", stdout=noise + capture["stdout"] + HOOK_OUTPUT)
+    assert ddev_site.status()["drupal-version"] == "10.3.7"
+
+
+def test_ddev_output_around_pm_list_is_tolerated(ddev_site: DdevSite, stub: Stub) -> None:
+    capture = golden("drush", "pm-list-module-enabled-json")
+    stub.on("exec", "drush", "pm:list", stdout=START_PROGRESS + capture["stdout"], once=True)
+    stub.on("exec", "drush", "pm:list", stdout=HOOK_OUTPUT + capture["stdout"] + HOOK_OUTPUT)
+    stub.drush_capture("pm-install-already-enabled")
+    assert ddev_site.install_modules(["node"]) == []
+
+
+def test_hook_output_after_the_probe_answer_is_tolerated(ddev_site: DdevSite, stub: Stub) -> None:
+    capture = golden("probe", "entities-by-uuid")
+    stub.on("exec", "drush", "php:script", stdout=START_PROGRESS + capture["stdout"] + HOOK_OUTPUT)
+    answer = ddev_site.read_state(StateQuery(entities=tuple(capture["request"]["entities"])))
+    assert answer.entities["6b0d0c00-0000-4000-8000-000000000001"] is not None
+
+
+def test_mutagen_syncs_after_the_probe_is_staged(ddev_site: DdevSite, stub: Stub) -> None:
+    stub.describe(mutagen=True)
+    stub.on("mutagen", "sync")
+    stub.probe_answers(golden("probe", "empty-request")["answer"])
+    ddev_site.read_state(StateQuery())
+    assert stub.commands()[0] == ["mutagen", "sync"]
+    assert stub.commands()[1][:3] == ["exec", "drush", "php:script"]
+    ddev_site.read_state(StateQuery())  # the probe is staged already: nothing to sync
+    assert [c[0] for c in stub.commands()] == ["mutagen", "exec", "exec"]
+
+
+def test_without_mutagen_nothing_is_synced(ddev_site: DdevSite, stub: Stub) -> None:
+    stub.probe_answers(golden("probe", "empty-request")["answer"])
+    ddev_site.read_state(StateQuery())
+    assert [c[0] for c in stub.commands()] == ["exec"]
+
+
+# ---------------------------------------------------------------------------- errors (7)
+
+
+@pytest.mark.parametrize(
+    ("capture", "cause"),
+    [
+        ("config-get-missing-json", "[error]  Config nope.nope does not exist"),
+        (
+            "recipe-failure-unknown-module",
+            "Validation errors were found in /var/www/html/recipes/golden_bad/recipe.yml: "
+            '- [install][0]: "no_such_module" is not a known module or theme.',
+        ),
+        ("recipe-missing-dir", "The supplied path /var/www/html/recipes/no_such_recipe is not a directory"),
+        (
+            "pm-install-missing-module",
+            "Unable to install modules no_such_module due to missing modules no_such_module.",
+        ),
+        ("unknown-command", 'There are no commands defined in the "no" namespace.'),
+    ],
+)
+def test_the_cause_is_drushs_own_message(capture: str, cause: str) -> None:
+    data = golden("drush", capture)
+    stderr = data["stderr"] + DDEV_EXEC_FAILED.format(command=" ".join(data["argv"]), code=1)
+    assert (failure_cause(stderr) or failure_cause(data["stdout"])) == cause
+
+
+def test_an_error_line_is_kept_and_its_trace_and_ddevs_echo_dropped(ddev_site: DdevSite, stub: Stub) -> None:
+    trace = "".join(f"#{n} /var/www/html/vendor/drush/drush/src/Foo.php({n}): x()\n" for n in range(20))
+    request = "eyJ" + "A" * 5000
+    stub.on(
+        "exec",
+        "drush",
+        "php:script",
+        exit=1,
+        stderr=" [error]  APG probe: the request is not a JSON object.\n"
+        + trace
+        + DDEV_EXEC_FAILED.format(command=f"drush php:script probe.php -- {request}", code=1),
+    )
+    error = expect_error("APG_DDEV_FAILED", lambda: ddev_site.read_state(StateQuery()))
+    assert "APG probe: the request is not a JSON object." in error.message
+    assert "#0 " not in error.message and "#19" not in error.message
+    assert "Failed to execute command" not in error.message
+    assert (
+        "AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA"
+        not in error.message
+    )
+
+
+def test_a_recipe_error_on_stdout_is_the_cause(ddev_site: DdevSite, stub: Stub, approot: Path) -> None:
+    recipe = approot / "recipes" / "no_such_recipe"
+    recipe.mkdir()
+    (recipe / "recipe.yml").write_text("name: x\n")
+    stub.drush_capture("core-status-json")
+    stub.probe_answers(golden("probe", "empty-request")["answer"])
+    stub.drush_capture("recipe-missing-dir", "drush", "recipe")
+    error = expect_error("APG_DDEV_FAILED", lambda: ddev_site.apply_recipe(recipe))
+    assert "is not a directory" in error.message
+
+
+# ---------------------------------------------------------------------------- Drush 13 (8)
+
+
+def test_a_drush_other_than_13_is_refused_before_a_recipe(
+    ddev_site: DdevSite, stub: Stub, approot: Path
+) -> None:
+    recipe = approot / "recipes" / "r"
+    recipe.mkdir()
+    (recipe / "recipe.yml").write_text("name: x\n")
+    status = json.loads(golden("drush", "core-status-json")["stdout"])
+    stub.on("exec", "drush", "core:status", stdout=json.dumps(status | {"drush-version": "12.5.2.0"}))
+    error = expect_error("APG_DDEV_DRUSH_VERSION", lambda: ddev_site.apply_recipe(recipe))
+    assert "12.5.2.0" in error.message and "drush/drush:^13" in error.message
+    assert [c[2] for c in stub.commands()] == ["core:status"]
+
+
+# ---------------------------------------------------------------------------- staging (3)
+
+
+def shipped_like_recipe(root: Path) -> Path:
+    recipe = root / "tool" / "fixtures" / "fixture_kb_docs"
+    (recipe / "config").mkdir(parents=True)
+    (recipe / "recipe.yml").write_text("name: KB docs\ninstall: [node]\n")
+    (recipe / "config" / "node.type.kb_doc.yml").write_text("type: kb_doc\n")
+    return recipe
+
+
+def apply_answers(stub: Stub) -> None:
+    stub.drush_capture("core-status-json")
+    stub.probe_answers(golden("probe", "empty-request")["answer"])
+    stub.drush_capture("recipe-success", "drush", "recipe")
+
+
+def test_a_recipe_outside_the_project_is_staged_into_it(
+    ddev_site: DdevSite, stub: Stub, approot: Path, tmp_path: Path
+) -> None:
+    recipe = shipped_like_recipe(tmp_path)
+    apply_answers(stub)
+    report = ddev_site.apply_recipe(recipe)
+    staged = approot / ".ai-proving-ground" / "recipes" / "fixture_kb_docs"
+    assert (staged / "config" / "node.type.kb_doc.yml").read_text() == "type: kb_doc\n"
+    assert [
+        "exec",
+        "drush",
+        "recipe",
+        "/var/www/html/.ai-proving-ground/recipes/fixture_kb_docs",
+    ] in stub.commands()
+    assert report.config_written == ("node.type.kb_doc",)
+    # A changed recipe replaces the staged copy; a file it no longer has goes with it.
+    (recipe / "config" / "node.type.kb_doc.yml").unlink()
+    ddev_site.apply_recipe(recipe)
+    assert not (staged / "config" / "node.type.kb_doc.yml").exists()
+
+
+def test_a_symlink_to_a_recipe_outside_the_project_is_staged(
+    ddev_site: DdevSite, stub: Stub, approot: Path, tmp_path: Path
+) -> None:
+    recipe = shipped_like_recipe(tmp_path)
+    link = approot / "recipes" / "fixture_kb_docs"
+    link.symlink_to(recipe)
+    apply_answers(stub)
+    ddev_site.apply_recipe(link)
+    assert [
+        "exec",
+        "drush",
+        "recipe",
+        "/var/www/html/.ai-proving-ground/recipes/fixture_kb_docs",
+    ] in stub.commands()
+
+
+# ---------------------------------------------------------------------------- import-db (12)
+
+
+def test_import_db_gets_a_name_that_matches_the_content(
+    ddev_site: DdevSite, stub: Stub, tmp_path: Path
+) -> None:
+    stub.on("import-db")
+    plain_named_gz = tmp_path / "db.sql.gz"
+    plain_named_gz.write_text("SELECT 1;\n")  # named gzip, but plain SQL
+    ddev_site.restore_database(plain_named_gz)
+    (call,) = stub.calls()
+    assert call["argv"][1].endswith(".sql") and not call["argv"][1].endswith(".gz")
+    assert call["imported"] == "SELECT 1;\n"
+
+
+def test_a_gzip_named_sql_is_imported_as_gzip(ddev_site: DdevSite, stub: Stub, tmp_path: Path) -> None:
+    stub.on("import-db")
+    gz_named_sql = tmp_path / "db.sql"
+    gz_named_sql.write_bytes(gzip.compress(b"SELECT 2;\n"))
+    ddev_site.restore_database(gz_named_sql)
+    (call,) = stub.calls()
+    assert call["argv"][1].endswith(".sql.gz")
+
+
+def test_core_status_is_asked_once_for_both_files_dirs(ddev_site: DdevSite, stub: Stub) -> None:
+    stub.drush_capture("core-status-json")
+    ddev_site.public_files_dir()
+    ddev_site.private_files_dir()
+    assert len(stub.calls()) == 1
