@@ -44,7 +44,8 @@ def test_bed_init_makes_a_committed_bed_with_the_base_recipe(tmp_path: Path, apg
     active = EmbeddedSite(target).all_config()
     sync_files = sorted(f"config/sync/{name}.yml" for name in active)
     assert git(target, "ls-files").splitlines() == sorted([
-        ".gitignore", "config/sync/.gitkeep", *sync_files, "recipes/apg_base/recipe.yml",
+        ".gitignore", "config/sync/.gitkeep", *sync_files, "recipes/apg_base/apg.yml",
+        "recipes/apg_base/recipe.yml",
         "web/modules/custom/.gitkeep"])
     assert "config/sync/system.site.yml" in sync_files
     assert (target / "recipes" / "apg_base" / "recipe.yml").read_bytes() == \
@@ -62,7 +63,7 @@ def test_bed_init_makes_a_committed_bed_with_the_base_recipe(tmp_path: Path, apg
     assert git(target, "status", "--porcelain") == ""
     assert active["system.site"]["name"] == "AI proving ground"
     assert sorted(active["core.extension"]["module"]) == [
-        "canvas", "datetime", "field", "file", "link", "node", "options", "path", "system",
+        "datetime", "field", "file", "link", "node", "options", "path", "system",
         "taxonomy", "text", "user", "views"]
 
 

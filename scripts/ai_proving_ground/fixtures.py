@@ -181,19 +181,45 @@ def load_fixture(name: str, approot: Path, with_facts: bool = True,
     return Fixture(name=name, directory=directory, fragment=fragment, with_facts=with_facts)
 
 
+BASE_VERSION_FILE = "apg.yml"
+"""Beside the base recipe's recipe.yml: ``version``, where no Drupal recipe validator looks."""
+
+
 def base_version(approot: Path) -> str:
-    """The base recipe's version: the bed's copy when it has one, else the project's."""
-    for recipe_dir in (approot / "recipes" / BASE_RECIPE_NAME,
-                       project_dir("recipes") / BASE_RECIPE_NAME):
-        recipe = recipe_dir / "recipe.yml"
-        if recipe.is_file():
-            doc = load_document(recipe, token="APG_RECIPE_INVALID")
-            try:
-                return str(doc.data["extra"]["ai_proving_ground"]["version"])
-            except (KeyError, TypeError):
-                raise ApgError("APG_RECIPE_INVALID", f"{doc.where(['extra'])}: the base recipe "
-                               "needs extra: ai_proving_ground: version") from None
-    raise ApgError("APG_INSTALL_BROKEN", f"no {BASE_RECIPE_NAME}/recipe.yml found")
+    """The base recipe's version: the bed's own copy's, else the shipped recipe's.
+
+    A bed's copy says it in ``apg.yml`` or, in beds made before that file, in recipe.yml's
+    ``extra: ai_proving_ground: version``; a copy that says neither (Drupal 10 refuses a
+    top-level ``extra``, so it may have been removed) has the shipped recipe's version.
+    """
+    in_bed = approot / "recipes" / BASE_RECIPE_NAME
+    shipped = project_dir("recipes") / BASE_RECIPE_NAME
+    for recipe_dir in (in_bed, shipped):
+        found = _declared_base_version(recipe_dir)
+        if found is not None:
+            return found
+    if not (shipped / BASE_VERSION_FILE).is_file():
+        raise ApgError("APG_INSTALL_BROKEN", f"no {BASE_RECIPE_NAME}/{BASE_VERSION_FILE} in {shipped.parent}")
+    raise ApgError("APG_RECIPE_INVALID", f"{shipped / BASE_VERSION_FILE}:1:1: $.version: "
+                   "the base recipe's version is missing; write version: '<n>'")
+
+
+def _declared_base_version(recipe_dir: Path) -> str | None:
+    sidecar = recipe_dir / BASE_VERSION_FILE
+    if sidecar.is_file():
+        doc = load_document(sidecar, token="APG_RECIPE_INVALID")
+        version = doc.data.get("version") if isinstance(doc.data, dict) else None
+        if version is None or isinstance(version, (dict, list)):
+            raise ApgError("APG_RECIPE_INVALID", f"{doc.where(['version'])}: the base recipe "
+                           "needs version: '<n>'")
+        return str(version)
+    recipe = recipe_dir / "recipe.yml"
+    if not recipe.is_file():
+        return None
+    data = load_document(recipe, token="APG_RECIPE_INVALID").data
+    legacy = data.get("extra", {}) if isinstance(data, dict) else {}
+    version = legacy.get("ai_proving_ground", {}).get("version") if isinstance(legacy, dict) else None
+    return None if version is None else str(version)
 
 
 @dataclass(frozen=True)

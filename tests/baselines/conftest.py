@@ -93,6 +93,9 @@ def custom_dir(bed: Path) -> Path:
 # ---------------------------------------------------------------------------- templates
 
 
+TRACKED_SYNC_FILE = "apg_test.tracked.yml"
+
+
 def _build_raw(target: Path) -> None:
     init_bed(target)
     public = target / PUBLIC
@@ -107,6 +110,8 @@ def _build_raw(target: Path) -> None:
     write_info(probe_dir(target), module_info("1.0.0", schema=1))
     write_info(custom_dir(target), module_info("1.0.0"))
     (custom_dir(target) / f"{CUSTOM}.module").write_text("<?php\n// custom code\n")
+    # A tracked config file the agent deletes (the base recipe installs no module that has one).
+    (target / "config" / "sync" / TRACKED_SYNC_FILE).write_text("kept: true\n")
     # Outside reset's scope: present when the baseline is captured, changed by the agent later.
     (target / "vendor" / "acme").mkdir(parents=True)
     (target / "vendor" / "acme" / "lib.php").write_text("<?php // vendor as installed\n")
@@ -268,7 +273,7 @@ def mutate(bed: Path) -> None:
     (sync / "core.extension.yml").write_text("module: {}\n")
     (sync / "agent.settings.yml").write_text("touched: true\n")
     (sync / "views.view.agent.yml").write_text("id: agent\n")
-    (sync / "canvas.component.sdc.apg.card.yml").unlink()
+    (sync / TRACKED_SYNC_FILE).unlink()
     with (custom_dir(bed) / f"{CUSTOM}.module").open("a") as handle:
         handle.write("// agent edit\n")
     write_info(bed / "web" / "modules" / "custom" / "agent_mod", module_info("9.9.9"))
@@ -335,6 +340,7 @@ class Kit:
     """Commands in-process (with capsys), commands as processes, and the health checks."""
 
     names: ClassVar[list[str]] = list(DEFAULT_FIXTURES)
+    tracked_sync_file: ClassVar[str] = TRACKED_SYNC_FILE
     # The module-level helpers, so tests reach them through the fixture.
     mutate = staticmethod(mutate)
     keep_out_of_reset = staticmethod(keep_out_of_reset)

@@ -53,7 +53,7 @@ def test_reset_restores_everything_an_agent_changed(kit: Kit, pbed: Path) -> Non
     assert kit.node_exists(pbed, DELETED) and kit.site_name(pbed) == "AI proving ground"
     assert not (pbed / "web" / "modules" / "custom" / "agent_mod").exists()
     assert not (pbed / "recipes" / "agent_recipe").exists()
-    assert (pbed / "config" / "sync" / "canvas.component.sdc.apg.card.yml").is_file()
+    assert (pbed / "config" / "sync" / kit.tracked_sync_file).read_text() == "kept: true\n"
     assert (pbed / PUBLIC / "a.txt").read_text() == "alpha\n"
     assert (pbed / PUBLIC / "sub" / "b.txt").read_text() == "bravo\n"
     assert os.readlink(pbed / PUBLIC / "link") == "a.txt"

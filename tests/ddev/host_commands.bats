@@ -53,7 +53,7 @@ STUB
   AI_PG_APG=/nonexistent/apg run "$COMMANDS/ai-eval-reset"
   [ "$status" -eq 2 ]
   [[ "$output" == APG_APG_MISSING* ]]
-  [[ "$output" == *"pip install -e"* ]]
+  [[ "$output" == *"pipx install"* ]]
 }
 
 @test "every command carries DDEV annotations and no CRLF" {

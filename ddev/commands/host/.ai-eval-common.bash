@@ -1,3 +1,4 @@
+#ddev-generated
 # Shared by the ai-eval-* host commands (DDEV skips files whose names start with a dot).
 # Each command runs `apg <command>` on the host against this DDEV project with the ddev driver;
 # apg reaches the site with `ddev exec drush`, so exit codes stay faithful there.
@@ -12,8 +13,8 @@ apg_exec() {
   fi
   local apg=${AI_PG_APG:-apg}
   if ! command -v "$apg" >/dev/null 2>&1; then
-    echo "APG_APG_MISSING '$apg' not found on the host; install ai_proving_ground" \
-      "(pip install -e <checkout>) or set AI_PG_APG to its apg script" >&2
+    echo "APG_APG_MISSING '$apg' not found on the host; install ai_proving_ground on the host" \
+      "(pipx install <checkout or wheel>) or set AI_PG_APG to its apg script" >&2
     exit 2
   fi
   cd "$DDEV_APPROOT"

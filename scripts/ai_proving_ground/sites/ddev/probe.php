@@ -23,7 +23,9 @@ use Drupal\Core\Entity\ContentEntityInterface;
 use Drupal\Core\Entity\EntityChangedInterface;
 use Drupal\Core\Entity\EntityInterface;
 use Drupal\Core\Entity\EntityPublishedInterface;
+use Drupal\Core\Field\FieldItemInterface;
 use Drupal\Core\Field\FieldItemListInterface;
+use Drupal\Core\TypedData\PrimitiveInterface;
 use Drupal\user\UserInterface;
 
 $apg_probe = new class {
@@ -261,20 +263,55 @@ $apg_probe = new class {
   }
 
   /**
-   * Field items as stored; references also carry the target's UUID.
+   * Field items as stored, each value cast to its declared type; references carry the UUID.
    */
   private function fieldItems(FieldItemListInterface $items): array {
-    $values = $items->getValue();
-    if (!in_array($items->getFieldDefinition()->getType(), self::REFERENCE_TYPES, TRUE)) {
-      return $values;
-    }
+    $is_reference = in_array($items->getFieldDefinition()->getType(), self::REFERENCE_TYPES, TRUE);
+    $values = [];
     foreach ($items as $delta => $item) {
-      $target = $item->get('entity')->getValue();
-      if ($target instanceof EntityInterface && $target->uuid()) {
-        $values[$delta]['target_uuid'] = $target->uuid();
+      $values[$delta] = $this->castItem($item);
+      if ($is_reference) {
+        $target = $item->get('entity')->getValue();
+        if ($target instanceof EntityInterface && $target->uuid()) {
+          $values[$delta]['target_uuid'] = $target->uuid();
+        }
+      }
+    }
+    return $this->emptyMapsAsObjects(array_values($values));
+  }
+
+  /**
+   * One item's stored values, cast as core's content exporter casts them.
+   *
+   * Every Drupal database driver fetches stored values as strings (PDO's
+   * ATTR_STRINGIFY_FETCHES), so an integer field reads "3". Core's exporter
+   * (DefaultContent\Exporter::exportFieldItem) and REST cast each primitive
+   * property with getCastedValue(); so does the probe, for the stored ones.
+   */
+  public function castItem(FieldItemInterface $item): array {
+    $values = $item->getValue();
+    foreach ($item->getProperties() as $name => $property) {
+      if (array_key_exists($name, $values) && $values[$name] !== NULL
+        && $property instanceof PrimitiveInterface) {
+        $values[$name] = $property->getCastedValue();
       }
     }
     return $values;
+  }
+
+  /**
+   * Empty arrays written as JSON objects, as core's YAML export writes them ({  }).
+   *
+   * PHP cannot tell an empty list from an empty map; Drupal's stored item values
+   * and exported documents are maps, so an empty one must not arrive as [].
+   */
+  public function emptyMapsAsObjects(array $value): array {
+    foreach ($value as $key => $item) {
+      if (is_array($item)) {
+        $value[$key] = $item === [] ? new \stdClass() : $this->emptyMapsAsObjects($item);
+      }
+    }
+    return $value;
   }
 
   // ------------------------------------------------------------------- counts
@@ -324,6 +361,11 @@ $apg_probe = new class {
     $keys = ['label' => 'label', 'status' => 'published', 'bundle' => 'bundle'];
     if (isset($keys[$field]) && $type->hasKey($keys[$field])) {
       return $type->getKey($keys[$field]);
+    }
+    // Users have no label key: their label is the name (User::label()), and the
+    // published key is "status" on the account.
+    if ($type->id() === 'user' && isset(['label' => 1, 'status' => 1][$field])) {
+      return $field === 'label' ? 'name' : 'status';
     }
     return $field;
   }
@@ -480,13 +522,13 @@ $apg_probe = new class {
     $modules = [];
     $schema = [];
     $list = \Drupal::service('extension.list.module');
-    foreach (array_keys(\Drupal::moduleHandler()->getModuleList()) as $name) {
+    foreach (\Drupal::moduleHandler()->getModuleList() as $name => $extension) {
       $info = $list->getExtensionInfo($name);
-      $project = isset($info['project']) ? (string) $info['project'] : NULL;
+      $package = $this->composerPackage($name, $extension->getPath(), $info);
       $modules[$name] = [
+        'package' => $package,
         'version' => isset($info['version']) ? (string) $info['version'] : NULL,
-        'project' => $project,
-        'reference' => $this->composerReference($project ?? $name),
+        'source_reference' => $package === NULL ? NULL : $this->composerReference($package),
       ];
       $schema[$name] = $this->installedSchema($registry, $name);
     }
@@ -507,10 +549,25 @@ $apg_probe = new class {
   }
 
   /**
+   * The Composer package a module ships in: drupal/core for core's, else its project's.
+   */
+  private function composerPackage(string $name, string $path, array $info): ?string {
+    if (str_starts_with($path, 'core/')) {
+      return 'drupal/core';
+    }
+    $project = isset($info['project']) ? (string) $info['project'] : $name;
+    $package = "drupal/$project";
+    if (class_exists('Composer\InstalledVersions')
+      && \Composer\InstalledVersions::isInstalled($package)) {
+      return $package;
+    }
+    return NULL;
+  }
+
+  /**
    * The installed package's source reference (a git SHA or tag), when Composer knows it.
    */
-  private function composerReference(string $project): ?string {
-    $package = "drupal/$project";
+  private function composerReference(string $package): ?string {
     if (!class_exists('Composer\InstalledVersions')
       || !\Composer\InstalledVersions::isInstalled($package)) {
       return NULL;
@@ -565,7 +622,7 @@ $apg_probe = new class {
     else {
       $document = $this->exportEntityFallback($entity);
     }
-    $document['default'] = (object) ($document['default'] ?? []);
+    $document['default'] = (object) $this->emptyMapsAsObjects($document['default'] ?? []);
     return $document;
   }
 
@@ -586,9 +643,15 @@ $apg_probe = new class {
       $meta['default_langcode'] = $entity->language()->getId();
     }
     $skip = [];
-    foreach (['id', 'uuid', 'revision', 'langcode', 'bundle', 'default_langcode', 'revision_default', 'revision_created'] as $key) {
+    foreach (['id', 'uuid', 'revision', 'langcode', 'bundle', 'default_langcode'] as $key) {
       if ($type->hasKey($key)) {
         $skip[] = $type->getKey($key);
+      }
+    }
+    // revision_default and revision_created are revision metadata keys, not entity keys.
+    foreach (['revision_default', 'revision_created'] as $key) {
+      if (method_exists($type, 'hasRevisionMetadataKey') && $type->hasRevisionMetadataKey($key)) {
+        $skip[] = $type->getRevisionMetadataKey($key);
       }
     }
     $depends = [];
@@ -603,7 +666,11 @@ $apg_probe = new class {
       }
       $is_reference = in_array($definition->getType(), self::REFERENCE_TYPES, TRUE);
       foreach ($items as $item) {
-        $values = $item->getValue();
+        $values = $this->castItem($item);
+        if ($definition->getType() === 'password') {
+          // The stored value is a hash: importing it must not hash it again.
+          $values = ['value' => $values['value'] ?? NULL, 'pre_hashed' => TRUE];
+        }
         if ($is_reference) {
           $target = $item->get('entity')->getValue();
           $values = $this->exportReference($entity, $target, $values, $depends);
@@ -629,11 +696,11 @@ $apg_probe = new class {
       return array_map('intval', array_intersect_key($values, ['target_id' => TRUE]));
     }
     if ($target instanceof ContentEntityInterface && $target->uuid() !== $owner->uuid()) {
+      // A content entity is referenced by UUID, as core's exporter does (serial IDs differ
+      // per site). EntityTypeInterface::hasIntegerId() exists only from Drupal 11.4.
       $depends[$target->uuid()] = $target->getEntityTypeId();
-      if ($target->getEntityType()->hasIntegerId()) {
-        $values['entity'] = $target->uuid();
-        unset($values['target_id'], $values['target_revision_id']);
-      }
+      $values['entity'] = $target->uuid();
+      unset($values['target_id'], $values['target_revision_id']);
     }
     return $values;
   }

@@ -1,0 +1,148 @@
+<?php
+
+/**
+ * @file
+ * Runs methods of the project's probe.php on stand-ins for the few Drupal objects they touch.
+ *
+ * Usage: php probe_harness.php PROBE < spec.json, where spec is
+ *   {"call": "fieldItems", "field": FIELD} or {"call": "exportEntity", "entity": ENTITY}
+ * FIELD  = {"type": "<field type>", "computed": bool, "items": [ITEM...]}
+ * ITEM   = {"values": {...stored values, as PDO returns them: strings}, "types": {property: data type},
+ *           "target": ENTITY|null}
+ * ENTITY = {"entity_type", "uuid", "id", "bundle", "langcode", "keys": {...}, "revision_metadata_keys": {...},
+ *           "fields": {name: FIELD}, "user": bool}
+ * The stand-ins implement only what the probe calls; the entity type has no hasIntegerId()
+ * (it exists from Drupal 11.4 only), so a probe that calls it fails here as on 10.3.
+ * Prints the method's result as JSON, encoded as the probe encodes its answer.
+ */
+
+namespace Drupal\Core\TypedData {
+  interface PrimitiveInterface {
+    public function getValue();
+    public function getCastedValue();
+  }
+}
+
+namespace Drupal\Core\Entity {
+  interface EntityInterface {}
+  interface ContentEntityInterface extends EntityInterface {}
+}
+
+namespace Drupal\Core\Field {
+  interface FieldItemInterface {}
+  interface FieldItemListInterface extends \IteratorAggregate {}
+}
+
+namespace Drupal\user {
+  interface UserInterface extends \Drupal\Core\Entity\ContentEntityInterface {}
+}
+
+namespace {
+
+  use Drupal\Core\Entity\ContentEntityInterface;
+  use Drupal\Core\Field\FieldItemInterface;
+  use Drupal\Core\Field\FieldItemListInterface;
+  use Drupal\Core\TypedData\PrimitiveInterface;
+  use Drupal\user\UserInterface;
+
+  final class FakePrimitive implements PrimitiveInterface {
+    public function __construct(private mixed $value, private string $type) {}
+    public function getValue() { return $this->value; }
+    // As core's IntegerData, BooleanData, FloatData and StringData cast.
+    public function getCastedValue() {
+      return match ($this->type) {
+        'integer', 'timestamp' => (int) $this->value,
+        'boolean' => (bool) $this->value,
+        'float' => (float) $this->value,
+        default => (string) $this->value,
+      };
+    }
+  }
+
+  final class FakeReferenceProperty {
+    public function __construct(private ?object $target) {}
+    public function getValue() { return $this->target; }
+  }
+
+  final class FakeItem implements FieldItemInterface {
+    public function __construct(private array $values, private array $types, private ?object $target) {}
+    public function getValue(): array { return $this->values; }
+    public function getProperties(): array {
+      $properties = [];
+      foreach ($this->types as $name => $type) {
+        $properties[$name] = new FakePrimitive($this->values[$name] ?? NULL, $type);
+      }
+      $properties['entity'] = new FakeReferenceProperty($this->target);
+      return $properties;
+    }
+    public function get(string $name) { return $this->getProperties()[$name]; }
+  }
+
+  final class FakeFieldDefinition {
+    public function __construct(private string $type, private bool $computed) {}
+    public function getType(): string { return $this->type; }
+    public function isComputed(): bool { return $this->computed; }
+  }
+
+  final class FakeItemList implements FieldItemListInterface {
+    public function __construct(private FakeFieldDefinition $definition, private array $items) {}
+    public function getIterator(): \Iterator { return new \ArrayIterator($this->items); }
+    public function getFieldDefinition(): FakeFieldDefinition { return $this->definition; }
+    public function isEmpty(): bool { return !$this->items; }
+    public function getValue(): array { return array_map(fn ($item) => $item->getValue(), $this->items); }
+  }
+
+  final class FakeEntityType {
+    public function __construct(private array $keys, private array $revisionKeys) {}
+    public function hasKey(string $key): bool { return isset($this->keys[$key]); }
+    public function getKey(string $key) { return $this->keys[$key] ?? FALSE; }
+    public function hasRevisionMetadataKey(string $key): bool { return isset($this->revisionKeys[$key]); }
+    public function getRevisionMetadataKey(string $key) { return $this->revisionKeys[$key] ?? FALSE; }
+  }
+
+  final class FakeLanguage {
+    public function __construct(private string $id) {}
+    public function getId(): string { return $this->id; }
+  }
+
+  class FakeEntity implements ContentEntityInterface {
+    public function __construct(private array $spec, private array $fields) {}
+    public function getEntityType(): FakeEntityType {
+      return new FakeEntityType($this->spec['keys'] ?? [], $this->spec['revision_metadata_keys'] ?? []);
+    }
+    public function getEntityTypeId(): string { return $this->spec['entity_type']; }
+    public function uuid(): string { return $this->spec['uuid']; }
+    public function id() { return $this->spec['id'] ?? NULL; }
+    public function bundle(): string { return $this->spec['bundle'] ?? $this->spec['entity_type']; }
+    public function language(): FakeLanguage { return new FakeLanguage($this->spec['langcode'] ?? 'en'); }
+    public function getFields(): array { return $this->fields; }
+  }
+
+  final class FakeUser extends FakeEntity implements UserInterface {}
+
+  function fake_field(array $spec): FakeItemList {
+    $items = [];
+    foreach ($spec['items'] as $item) {
+      $target = isset($item['target']) ? fake_entity($item['target']) : NULL;
+      $items[] = new FakeItem($item['values'], $item['types'] ?? [], $target);
+    }
+    return new FakeItemList(new FakeFieldDefinition($spec['type'], $spec['computed'] ?? FALSE), $items);
+  }
+
+  function fake_entity(array $spec): FakeEntity {
+    $fields = array_map('fake_field', $spec['fields'] ?? []);
+    return empty($spec['user']) ? new FakeEntity($spec, $fields) : new FakeUser($spec, $fields);
+  }
+
+  $spec = json_decode(stream_get_contents(STDIN), TRUE, 512, JSON_THROW_ON_ERROR);
+  $extra = [];
+  try {
+    // The probe builds $apg_probe, then refuses the empty request: only the object is wanted.
+    include $argv[1];
+  }
+  catch (\InvalidArgumentException $e) {
+  }
+  $method = new \ReflectionMethod($apg_probe, $spec['call']);
+  $argument = $spec['call'] === 'fieldItems' ? fake_field($spec['field']) : fake_entity($spec['entity']);
+  print json_encode($method->invoke($apg_probe, $argument), JSON_UNESCAPED_SLASHES | JSON_PRESERVE_ZERO_FRACTION | JSON_THROW_ON_ERROR) . "\n";
+}
