@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import sys
 from collections.abc import Callable, Iterator
@@ -27,8 +28,14 @@ def stub(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Stub]:
     script.chmod(0o755)
     monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ.get('PATH', '')}")
     state = Stub(tmp_path)
-    monkeypatch.setenv("APG_STUB_DDEV_SCENARIO", str(state.scenario))
-    monkeypatch.setenv("APG_STUB_DDEV_LOG", str(state.log))
+    settings = {
+        "APG_STUB_DDEV_SCENARIO": str(state.scenario),
+        "APG_STUB_DDEV_LOG": str(state.log),
+        "APG_STUB_DDEV_LIB": str(Path(__file__).resolve().parent),
+    }
+    (bin_dir / "ddev-stub.json").write_text(json.dumps(settings))
+    for name, value in settings.items():
+        monkeypatch.setenv(name, value)
     yield state
 
 

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
 
 from ai_proving_ground.errors import ApgError
 
@@ -63,6 +64,7 @@ class Stub:
         self.scenario = root / "scenario.json"
         self.log = root / "ddev-calls.jsonl"
         self.rules: list[dict[str, Any]] = []
+        self.site: Path | None = None
         self.defaults: list[dict[str, Any]] = [{"match": ["describe"], "stdout": describe_json()}]
         self._save()
 
@@ -101,8 +103,16 @@ class Stub:
     def commands(self) -> list[list[str]]:
         return [call["command"] for call in self.calls()]
 
+    def use_site(self, state: Path) -> None:
+        """Answer what no rule matches from the site model (stub_site.py) kept in ``state``."""
+        self.site = state
+        self._save()
+
     def _save(self) -> None:
-        self.scenario.write_text(json.dumps({"rules": self.rules + self.defaults}))
+        scenario: dict[str, Any] = {"rules": self.rules + self.defaults}
+        if self.site is not None:
+            scenario["site"] = str(self.site)
+        self.scenario.write_text(json.dumps(scenario))
 
 
 def expect_error(token: str, call: Any) -> ApgError:
@@ -114,3 +124,19 @@ def expect_error(token: str, call: Any) -> ApgError:
     assert error.__cause__ is None
     assert error.__suppress_context__ or error.__context__ is None
     return error
+
+
+def fresh_site_state() -> dict[str, Any]:
+    """A just-installed Drupal 10.3.7 as the captures show it: modules, system.site, versions.
+
+    The versions answer is the capture's, in the probe's present keys (package, version,
+    source_reference; core's modules ship in drupal/core).
+    """
+    modules = golden("probe", "modules")["answer"]["modules"]
+    versions = golden("probe", "versions")["answer"]["versions"]
+    versions["modules"] = {
+        name: {"package": "drupal/core", "version": info["version"], "source_reference": None}
+        for name, info in versions["modules"].items()
+    }
+    site = yaml.safe_load(golden_config("system.site"))
+    return {"modules": modules, "config": {"system.site": site}, "entities": {}, "versions": versions}

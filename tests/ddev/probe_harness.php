@@ -5,7 +5,8 @@
  * Runs methods of the project's probe.php on stand-ins for the few Drupal objects they touch.
  *
  * Usage: php probe_harness.php PROBE < spec.json, where spec is
- *   {"call": "fieldItems", "field": FIELD} or {"call": "exportEntity", "entity": ENTITY}
+ *   {"call": "fieldItems", "field": FIELD}, {"call": "fieldItemsMany", "fields": {KEY: FIELD}}
+ *   or {"call": "exportEntity", "entity": ENTITY}
  * FIELD  = {"type": "<field type>", "computed": bool, "items": [ITEM...]}
  * ITEM   = {"values": {...stored values, as PDO returns them: strings}, "types": {property: data type},
  *           "target": ENTITY|null}
@@ -142,7 +143,18 @@ namespace {
   }
   catch (\InvalidArgumentException $e) {
   }
+  $flags = JSON_UNESCAPED_SLASHES | JSON_PRESERVE_ZERO_FRACTION | JSON_THROW_ON_ERROR;
+  if ($spec['call'] === 'fieldItemsMany') {
+    // One process for a whole batch: {"fields": {key: FIELD}} -> {key: items}.
+    $method = new \ReflectionMethod($apg_probe, 'fieldItems');
+    $out = [];
+    foreach ($spec['fields'] as $key => $field) {
+      $out[$key] = $method->invoke($apg_probe, fake_field($field));
+    }
+    print json_encode((object) $out, $flags) . "\n";
+    exit(0);
+  }
   $method = new \ReflectionMethod($apg_probe, $spec['call']);
   $argument = $spec['call'] === 'fieldItems' ? fake_field($spec['field']) : fake_entity($spec['entity']);
-  print json_encode($method->invoke($apg_probe, $argument), JSON_UNESCAPED_SLASHES | JSON_PRESERVE_ZERO_FRACTION | JSON_THROW_ON_ERROR) . "\n";
+  print json_encode($method->invoke($apg_probe, $argument), $flags) . "\n";
 }

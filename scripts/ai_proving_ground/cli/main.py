@@ -15,6 +15,7 @@ from ai_proving_ground import __version__
 # Subcommand -> module under ai_proving_ground.cli; imported only when used.
 COMMANDS: dict[str, tuple[str, str]] = {
     "site": ("site", "drush-shaped commands for the embedded site"),
+    "drush": ("drush", "drush on a DDEV bed, through the ddev site driver"),
     "bed": ("bed", "create an embedded bed"),
     "doctor": ("doctor", "prove the live state still matches the fixture set"),
     "fixture-export": ("fixture_export", "capture a fixture from a live source site"),

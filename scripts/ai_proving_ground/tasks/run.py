@@ -32,7 +32,7 @@ import secrets
 import shlex
 import subprocess
 import sys
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -112,12 +112,24 @@ def new_run_id() -> str:
     return f"apg-run-{datetime.now(UTC).strftime('%Y%m%dT%H%M%SZ')}-{secrets.token_hex(3)}"
 
 
-def site_command() -> list[str]:
-    """How an adapter runs ``apg site``: this interpreter's own console script, not PATH's."""
+def site_command(ddev: bool = False) -> list[str]:
+    """The bed's site command line, run with this interpreter's own ``apg`` (not PATH's).
+
+    ``apg site`` for the embedded site; ``apg drush`` (drush through the ddev driver) on a DDEV
+    bed, where ``apg site`` would find no embedded site.
+    """
+    command = "drush" if ddev else "site"
     script = Path(sys.executable).parent / "apg"
     if script.is_file() and os.access(script, os.X_OK):
-        return [str(script), "site"]
-    return [sys.executable, "-m", "ai_proving_ground.cli.main", "site"]
+        return [str(script), command]
+    return [sys.executable, "-m", "ai_proving_ground.cli.main", command]
+
+
+def rendered_prompt(prompt: str, site: Sequence[str], approot: Path) -> str:
+    """The task prompt with the command line that works on this bed named at its end."""
+    command = shlex.join([*site, "--approot", str(approot)])
+    return (f"{prompt.rstrip()}\n\nThe site's command line on this bed: {command} "
+            f"(drush-shaped; add --help to list its commands).\n")
 
 
 def ddev_project(approot: Path) -> str:
@@ -164,6 +176,10 @@ def _plan(options: RunOptions) -> _Plan:
     checked = preflight(options.approot, adapter.header.credentials, settings.allow_host_creds)
     return _Plan(options=options, dataset=dataset, task=task, adapter=adapter, preflight=checked,
                  ddev_project=ddev_project(options.approot))
+
+
+def _site(plan: _Plan) -> list[str]:
+    return site_command(ddev=bool(plan.ddev_project))
 
 
 def check_extra_env(extra_env: Mapping[str, str], adapter: Adapter) -> None:
@@ -228,7 +244,7 @@ def _refuse(plan: _Plan, run_dir: Path, record: dict[str, Any]) -> RunOutcome:
 
 def _attempt(plan: _Plan, run_dir: Path, record: dict[str, Any]) -> RunOutcome:
     prompt_file, request_file = run_dir / "prompt.txt", run_dir / "request.json"
-    atomic_write_text(prompt_file, plan.task.prompt)
+    atomic_write_text(prompt_file, rendered_prompt(plan.task.prompt, _site(plan), plan.options.approot))
     request = build_request(plan, run_dir)
     atomic_write_json(request_file, request)
     write_run(run_dir, record)
@@ -287,7 +303,7 @@ def build_request(plan: _Plan, run_dir: Path) -> dict[str, Any]:
         "ddev_project": plan.ddev_project,
         "run_dir": str(run_dir),
         "prompt_file": str(run_dir / "prompt.txt"),
-        "site_command": site_command(),
+        "site_command": _site(plan),
     }
     if plan.adapter.name == ORACLE:
         request["reference_solution"] = {"steps": plan.task.reference_steps}
@@ -326,7 +342,7 @@ def adapter_environment(host: Mapping[str, str], plan: _Plan, run_dir: Path,
         "APG_MODEL": options.model or "",
         "APG_APPROOT": str(options.approot),
         "APG_DDEV_PROJECT": plan.ddev_project,
-        "APG_SITE": shlex.join(site_command()),
+        "APG_SITE": shlex.join(_site(plan)),
         "APG_ADAPTER": plan.adapter.name,
     })
     return env

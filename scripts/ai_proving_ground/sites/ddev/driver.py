@@ -39,6 +39,7 @@ from ai_proving_ground.sites.ddev.answers import (
 )
 from ai_proving_ground.sites.ddev.dumps import check_gzip, importable, move_into_place
 from ai_proving_ground.sites.ddev.execute import (
+    DRUSH_VERBATIM,
     SHELL_INERT,
     ddev_binary,
     json_output,
@@ -211,6 +212,16 @@ class DdevSite(SiteDriver):
     def rebuild_caches(self) -> None:
         """``drush cr``."""
         self._drush("cr")
+
+    def drush(self, args: Sequence[str]) -> subprocess.CompletedProcess[str]:
+        """Any drush command line, arguments passed verbatim; its exit code is the caller's to read.
+
+        What ``apg drush`` runs for people and agents (the oracle's reference steps carry YAML,
+        which the shell-inert form could not pass).
+        """
+        self.project()
+        self.round_trips += 1
+        return run_ddev(ddev_binary(), self.approot, [*DRUSH_VERBATIM, *args], check=False)
 
     def run_updates(self) -> list[PendingUpdate]:
         """``drush updatedb -y`` when ``updatedb:status`` lists anything; return that list."""

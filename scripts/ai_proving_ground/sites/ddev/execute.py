@@ -41,8 +41,10 @@ def ddev_binary() -> str:
     return found
 
 
-def run_ddev(binary: str, approot: Path, args: Sequence[str]) -> subprocess.CompletedProcess[str]:
-    """Run ``<binary> <args>`` in the app root; a non-zero exit is APG_DDEV_FAILED."""
+def run_ddev(
+    binary: str, approot: Path, args: Sequence[str], check: bool = True
+) -> subprocess.CompletedProcess[str]:
+    """Run ``<binary> <args>`` in the app root; with ``check``, a non-zero exit is APG_DDEV_FAILED."""
     argv = [binary, *args]
     try:
         result = subprocess.run(
@@ -57,9 +59,14 @@ def run_ddev(binary: str, approot: Path, args: Sequence[str]) -> subprocess.Comp
         )
     except OSError as exc:
         raise ApgError("APG_DDEV_FAILED", f"could not run `{render(args)}` in {approot}: {exc}") from None
-    if result.returncode != 0:
+    if check and result.returncode != 0:
         raise ApgError("APG_DDEV_FAILED", failure_message(args, result))
     return result
+
+
+# Arguments passed as they are: `--raw` keeps argv, and `bash -c` (not a login shell) still
+# reads $BASH_ENV, which puts the project's vendor/bin, and so drush, on PATH.
+DRUSH_VERBATIM = ("exec", "--raw", "--", "bash", "-c", 'exec drush "$@"', "drush")
 
 
 def shell_inert(arg: str) -> None:

@@ -1,0 +1,49 @@
+"""``apg drush [--approot DIR] ARGS...``: drush on a DDEV bed, through the ddev site driver.
+
+The site command line adapters get as ``$APG_SITE`` on a DDEV bed (the embedded site's is
+``apg site``): the arguments reach ``drush`` inside the web container unchanged (``ddev exec``),
+its output is printed as it came and its exit code is this command's.
+Exit codes: drush's own; 2 usage (no arguments, or the bed is not a DDEV project: APG_USAGE).
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Sequence
+
+from ai_proving_ground.approot import driver_name_for, resolve_approot
+from ai_proving_ground.cli.common import run
+from ai_proving_ground.errors import UsageError
+from ai_proving_ground.sites.ddev import DdevSite
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = list(sys.argv[1:] if argv is None else argv)
+    if args[:1] in (["-h"], ["--help"]) or not args:
+        print(__doc__)
+        return 0 if args else 2
+    approot_arg = None
+    if args[0] == "--approot" and len(args) > 1:
+        approot_arg, args = args[1], args[2:]
+    elif args[0].startswith("--approot="):
+        approot_arg, args = args[0].split("=", 1)[1], args[1:]
+
+    def act() -> int:
+        approot = resolve_approot(approot_arg)
+        if driver_name_for(approot) != "ddev":
+            raise UsageError(
+                f"{approot} is not a DDEV project (no .ddev/config.yaml); "
+                "the embedded site's command line is apg site"
+            )
+        if not args:
+            raise UsageError("apg drush needs a drush command, e.g. apg drush status")
+        done = DdevSite(approot).drush(args)
+        sys.stdout.write(done.stdout)
+        sys.stderr.write(done.stderr)
+        return done.returncode
+
+    return run(act)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,285 @@
+"""The stub ``ddev``'s site: Drupal state in one JSON file, changed and read as drush would.
+
+Used when the scenario names ``"site": "<state.json>"`` and no rule matched. What it models:
+``drush recipe`` (install, ``config/*.yml``, ``simpleConfigUpdate``, default content with
+existing UUIDs skipped), ``config:set``/``config:get``/``pm:list``/``cr``/``core:status``/
+``updatedb:status`` in their real output shapes (tests/ddev/golden), ``sql:dump --gzip`` and
+``ddev import-db`` (the state is the database), and the probe. Stored field values are strings,
+as Drupal's PDO returns them; the probe's answer for entities comes from the project's real
+``probe.php`` (its ``fieldItems``, run by php on probe_harness.php), so the casting tested is
+the probe's own. Views cannot run here: ``views`` in the state lists what a display executes to.
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+HERE = Path(__file__).resolve().parent
+GOLDEN = HERE / "golden"
+PROBE = HERE.parent.parent / "scripts" / "ai_proving_ground" / "sites" / "ddev" / "probe.php"
+
+# Declared property types per field type (core's FieldItem propertyDefinitions), for the probe.
+PROPERTY_TYPES = {
+    "integer": {"value": "integer"},
+    "list_integer": {"value": "integer"},
+    "boolean": {"value": "boolean"},
+    "float": {"value": "float"},
+    "timestamp": {"value": "timestamp"},
+    "entity_reference": {"target_id": "integer"},
+}
+BASE_FIELDS = {"title": "string", "status": "boolean"}
+
+
+def capture(name: str) -> dict[str, Any]:
+    (path,) = sorted((GOLDEN / "drush").glob(f"[0-9][0-9]-{name}.json"))
+    data: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
+    return data
+
+
+def stored(value: Any) -> str | None:
+    """A value as the database hands it back through PDO: a string (or NULL)."""
+    if value is None:
+        return None
+    if isinstance(value, bool):
+        return "1" if value else "0"
+    return str(value)
+
+
+class Site:
+    def __init__(self, path: Path, project: Path) -> None:
+        self.path, self.project = path, project
+        self.state: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
+
+    def save(self) -> None:
+        self.path.write_text(json.dumps(self.state), encoding="utf-8")
+
+    def host(self, container_path: str) -> Path:
+        return self.project / container_path.removeprefix("/var/www/html").lstrip("/")
+
+    # ------------------------------------------------------------------ commands
+
+    def answer(self, command: list[str], request: Any) -> tuple[str, str, int] | None:
+        if command[:1] == ["import-db"]:
+            return self.import_db(command)
+        if command[:2] != ["exec", "drush"]:
+            return None
+        verb, args = command[2], command[3:]
+        if verb == "php:script":
+            return json.dumps(self.probe(request), separators=(",", ":")) + "\n", "", 0
+        handler = getattr(self, "drush_" + verb.replace(":", "_").replace("-", "_"), None)
+        return None if handler is None else handler(args)
+
+    def golden_answer(self, name: str) -> tuple[str, str, int]:
+        data = capture(name)
+        return data["stdout"], data["stderr"], data["exit"]
+
+    def drush_core_status(self, args: list[str]) -> tuple[str, str, int]:
+        return self.golden_answer("core-status-json")
+
+    def drush_cr(self, args: list[str]) -> tuple[str, str, int]:
+        return self.golden_answer("cr")
+
+    def drush_updatedb_status(self, args: list[str]) -> tuple[str, str, int]:
+        return self.golden_answer("updatedb-status-none-pending-json")
+
+    def drush_pm_list(self, args: list[str]) -> tuple[str, str, int]:
+        rows = json.loads(capture("pm-list-module-enabled-json")["stdout"])
+        template = next(iter(rows.values()))
+        enabled = {n: m for n, m in self.state["modules"].items() if m["enabled"]}
+        out = {
+            n: template | {"name": n, "display_name": f"{n} ({n})", "path": m["path"]}
+            for n, m in enabled.items()
+        }
+        return json.dumps(out, indent=4) + "\n", "", 0
+
+    def drush_config_set(self, args: list[str]) -> tuple[str, str, int]:
+        positional = [a for a in args if not a.startswith("-")]
+        name, key, value = positional[:3]
+        data = yaml.safe_load(value) if "--input-format=yaml" in args else value
+        if key == "?":
+            self.state["config"][name] = data
+        else:
+            self.state["config"].setdefault(name, {})[key] = data
+        self.save()
+        return capture("config-set-view-yaml")["stdout"], "", 0
+
+    def drush_sql_dump(self, args: list[str]) -> tuple[str, str, int]:
+        (target,) = [a.split("=", 1)[1] for a in args if a.startswith("--result-file=")]
+        path = self.host(target + ".gz")
+        path.write_bytes(gzip.compress(json.dumps(self.state).encode()))
+        return "", f" [success] Database dump saved to {target}.gz\n", 0
+
+    def import_db(self, command: list[str]) -> tuple[str, str, int]:
+        (source,) = [a.split("=", 1)[1] for a in command if a.startswith("--file=")]
+        data = Path(source).read_bytes()
+        if source.endswith(".gz"):
+            data = gzip.decompress(data)
+        self.state = json.loads(data)
+        self.save()
+        return "Successfully imported database 'db' for bed\n", "", 0
+
+    def drush_recipe(self, args: list[str]) -> tuple[str, str, int]:
+        recipe = self.host(args[0])
+        spec = yaml.safe_load((recipe / "recipe.yml").read_text(encoding="utf-8"))
+        for module in spec.get("install") or []:
+            self.state["modules"].setdefault(
+                module,
+                {
+                    "name": module,
+                    "enabled": True,
+                    "version": "10.3.7",
+                    "package": "Core",
+                    "path": f"core/modules/{module}",
+                    "schema_installed": 10000,
+                    "schema_code": 10000,
+                },
+            )
+            self.state["modules"][module]["enabled"] = True
+        for path in sorted((recipe / "config").glob("*.yml")):
+            self.state["config"][path.stem] = yaml.safe_load(path.read_text(encoding="utf-8"))
+        for name, actions in ((spec.get("config") or {}).get("actions") or {}).items():
+            for key, value in (actions.get("simpleConfigUpdate") or {}).items():
+                self.state["config"].setdefault(name, {})[key] = value
+        for path in sorted((recipe / "content").glob("**/*.yml")):
+            self.import_content(yaml.safe_load(path.read_text(encoding="utf-8")))
+        self.save()
+        return f"\n [OK] {spec['name']} applied successfully\n\n", "", 0
+
+    def import_content(self, document: dict[str, Any]) -> None:
+        meta = document["_meta"]
+        if meta["uuid"] in self.state["entities"]:
+            return  # Existing::Skip, as recipes import content
+        self.state["next_id"] = self.state.get("next_id", 0) + 1
+        values = document.get("default") or {}
+        self.state["entities"][meta["uuid"]] = {
+            "entity_type": meta["entity_type"],
+            "uuid": meta["uuid"],
+            "id": self.state["next_id"],
+            "bundle": meta.get("bundle", meta["entity_type"]),
+            "fields": {
+                name: [{k: stored(v) for k, v in item.items()} for item in items]
+                for name, items in values.items()
+            },
+        }
+
+    # --------------------------------------------------------------------- probe
+
+    def field_type(self, entity: dict[str, Any], name: str) -> str:
+        if name in BASE_FIELDS:
+            return BASE_FIELDS[name]
+        storage = self.state["config"].get(f"field.storage.{entity['entity_type']}.{name}") or {}
+        return str(storage.get("type", "string"))
+
+    def probe(self, request: dict[str, Any]) -> dict[str, Any]:
+        uuids = [str(u) for u in request.get("entities") or []]
+        found = {u: self.state["entities"][u] for u in uuids if u in self.state["entities"]}
+        fields = cast_fields(self, found)
+        entities: dict[str, Any] = dict.fromkeys(uuids)
+        for uuid, entity in found.items():
+            title = fields.get(f"{uuid}|title") or [{"value": ""}]
+            status = fields.get(f"{uuid}|status") or [{"value": True}]
+            entities[uuid] = {
+                "entity_type": entity["entity_type"],
+                "uuid": uuid,
+                "id": entity["id"],
+                "bundle": entity["bundle"],
+                "label": title[0]["value"],
+                "status": bool(status[0]["value"]),
+                "fields": {name: fields[f"{uuid}|{name}"] for name in sorted(entity["fields"])},
+                "created": 1796112808,
+                "changed": 1796112808,
+            }
+        config = self.state["config"]
+        exported = (
+            {"content_export": self.export(request["content_export"])} if "content_export" in request else {}
+        )
+        return exported | {
+            "modules": self.state["modules"] if request.get("modules") else {},
+            "config": {n: config.get(n) for n in request.get("config") or []},
+            "config_names": {
+                p: sorted(n for n in config if n.startswith(p)) for p in request.get("config_prefixes") or []
+            },
+            "entities": entities,
+            "counts": [self.count(q) for q in request.get("counts") or []],
+            "views": [self.view(q) for q in request.get("views") or []],
+            "canvas": [None for _ in request.get("canvas") or []],
+            "pending_updates": [],
+            "versions": self.state["versions"] if request.get("versions") else None,
+        }
+
+    def export(self, selectors: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        """Default-content documents, field values cast by the probe's own fieldItems."""
+        chosen = {
+            u: e
+            for u, e in self.state["entities"].items()
+            for s in selectors
+            if e["entity_type"] == s["entity_type"]
+            and s.get("bundle") in (None, e["bundle"])
+            and (not s.get("uuids") or u in s["uuids"])
+        }
+        fields = cast_fields(self, chosen)
+        return [
+            {
+                "_meta": {
+                    "version": "1.0",
+                    "entity_type": e["entity_type"],
+                    "uuid": u,
+                    "bundle": e["bundle"],
+                    "default_langcode": "en",
+                },
+                "default": {name: fields[f"{u}|{name}"] for name in e["fields"]},
+            }
+            for u, e in sorted(chosen.items(), key=lambda pair: pair[1]["id"])
+        ]
+
+    def count(self, question: dict[str, Any]) -> int:
+        return sum(
+            1
+            for e in self.state["entities"].values()
+            if e["entity_type"] == question["entity_type"] and question.get("bundle") in (None, e["bundle"])
+        )
+
+    def view(self, question: dict[str, Any]) -> dict[str, Any]:
+        view_id, display = question["view_id"], question.get("display_id") or "default"
+        result = {"view_id": view_id, "display_id": display, "rows": [], "total_rows": 0, "error": None}
+        rows = self.state.get("views", {}).get(f"{view_id}/{display}")
+        if f"views.view.{view_id}" not in self.state["config"] or rows is None:
+            return result | {"error": f"view {view_id} does not exist"}
+        entities = self.state["entities"]
+        listed = [
+            {"id": entities[u]["id"], "uuid": u, "label": entities[u]["fields"]["title"][0]["value"]}
+            for u in rows
+        ]
+        return result | {"rows": listed, "total_rows": len(listed)}
+
+
+def cast_fields(site: Site, entities: dict[str, Any]) -> dict[str, Any]:
+    """Every field of every entity through the real probe's fieldItems, in one php run."""
+    batch = {}
+    for uuid, entity in entities.items():
+        for name, items in entity["fields"].items():
+            field_type = site.field_type(entity, name)
+            types = PROPERTY_TYPES.get(field_type, {"value": "string"})
+            batch[f"{uuid}|{name}"] = {
+                "type": field_type,
+                "items": [
+                    {"values": item, "types": {k: t for k, t in types.items() if k in item}} for item in items
+                ],
+            }
+    if not batch:
+        return {}
+    done = subprocess.run(
+        ["php", str(HERE / "probe_harness.php"), str(PROBE)],
+        input=json.dumps({"call": "fieldItemsMany", "fields": batch}),
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    result: dict[str, Any] = json.loads(done.stdout)
+    return result
