@@ -11,9 +11,10 @@ from __future__ import annotations
 import sys
 from collections.abc import Sequence
 
-from ai_proving_ground.approot import driver_name_for, resolve_approot
 from ai_proving_ground.cli.common import run
 from ai_proving_ground.errors import UsageError
+from ai_proving_ground.settings import Settings, resolve_approot
+from ai_proving_ground.sites.base import driver_name_for
 from ai_proving_ground.sites.ddev import DdevSite
 
 
@@ -29,8 +30,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         approot_arg, args = args[0].split("=", 1)[1], args[1:]
 
     def act() -> int:
-        approot = resolve_approot(approot_arg)
-        if driver_name_for(approot) != "ddev":
+        settings = Settings.from_environ()
+        approot = resolve_approot(approot_arg, settings)
+        if driver_name_for(approot, settings) != "ddev":
             raise UsageError(
                 f"{approot} is not a DDEV project (no .ddev/config.yaml); "
                 "the embedded site's command line is apg site"
