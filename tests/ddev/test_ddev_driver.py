@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from ddev_stub import Stub, expect_error
+from ddev_stub import Stub, expect_error, golden
 
 from ai_proving_ground.sites.base import (
     CanvasRef,
@@ -385,36 +385,18 @@ def test_files_dir_outside_the_mount_is_refused(ddev_site: DdevSite, stub: Stub)
     expect_error("APG_DDEV_PATH_UNMAPPED", ddev_site.public_files_dir)
 
 
-def test_run_updates_with_nothing_pending_prints_nothing_and_runs_nothing(
-    ddev_site: DdevSite, stub: Stub
-) -> None:
-    stub.on(
-        "exec",
-        "drush",
-        "updatedb:status",
-        stdout="",
-        stderr=" [success] No database updates required.\n",
-    )
+def test_run_updates_with_nothing_pending_runs_nothing(ddev_site: DdevSite, stub: Stub) -> None:
+    stub.probe_answers(golden("probe", "pending-updates")["answer"])
     assert ddev_site.run_updates() == []
-    assert stub.commands() == [["exec", "drush", "updatedb:status", "--format=json"]]
+    assert [c[:3] for c in stub.commands()] == [["exec", "drush", "php:script"]]
 
 
-def test_run_updates_runs_updb_and_returns_what_was_pending(ddev_site: DdevSite, stub: Stub) -> None:
-    pending = {
-        "kb_docs_update_10001": {
-            "module": "kb_docs",
-            "update_id": 10001,
-            "description": "Add a field.",
-            "type": "hook_update_n",
-        },
-        "kb_docs-post-fix_titles": {
-            "module": "kb_docs",
-            "update_id": "fix_titles",
-            "description": "Fix titles.",
-            "type": "post-update",
-        },
-    }
-    stub.on("exec", "drush", "updatedb:status", stdout=json.dumps(pending))
+def test_run_updates_runs_updb_and_returns_the_probes_list(ddev_site: DdevSite, stub: Stub) -> None:
+    pending = [
+        {"module": "kb_docs", "update_id": "10001", "description": "Add a field."},
+        {"module": "kb_docs", "update_id": "fix_titles", "description": "Fix titles. "},
+    ]
+    stub.probe_answers({"pending_updates": pending})
     stub.on("exec", "drush", "updatedb", stderr=" [success] Finished performing updates.\n")
 
     ran = ddev_site.run_updates()
@@ -423,7 +405,9 @@ def test_run_updates_runs_updb_and_returns_what_was_pending(ddev_site: DdevSite,
         PendingUpdate("kb_docs", "10001", "Add a field."),
         PendingUpdate("kb_docs", "fix_titles", "Fix titles."),
     ]
+    assert stub.calls()[0]["request"]["pending_updates"] is True
     assert stub.commands()[1] == ["exec", "drush", "updatedb", "-y"]
+    assert ["exec", "drush", "updatedb:status", "--format=json"] not in stub.commands()
 
 
 def test_install_modules_returns_what_became_enabled(ddev_site: DdevSite, stub: Stub) -> None:

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from ddev_stub import DDEV_EXEC_FAILED, Stub, expect_error, golden
 
-from ai_proving_ground.sites.base import StateQuery
+from ai_proving_ground.sites.base import StateQuery, ViewQuery
 from ai_proving_ground.sites.ddev import DdevSite
 from ai_proving_ground.sites.ddev.execute import failure_cause
 
@@ -238,3 +238,30 @@ def test_core_status_is_asked_once_for_both_files_dirs(ddev_site: DdevSite, stub
     ddev_site.public_files_dir()
     ddev_site.private_files_dir()
     assert len(stub.calls()) == 1
+
+
+# ---------------------------------------------------------------------------- views (12)
+
+
+def test_a_views_validate_messages_and_broken_handlers_arrive(ddev_site: DdevSite, stub: Stub) -> None:
+    message = "Display Default uses fields but there are none defined for it or all are excluded."
+    stub.probe_answers(
+        {
+            "views": [
+                {
+                    "view_id": "g_broken",
+                    "display_id": "page_1",
+                    "rows": [
+                        {"id": 1, "uuid": "6b0d0c00-0000-4000-8000-000000000001", "label": "Invite your team"}
+                    ],
+                    "total_rows": 1,
+                    "error": None,
+                    "messages": [f"default: {message}"],
+                    "broken": ["filter.field_gone_value"],
+                }
+            ]
+        }
+    )
+    (view,) = ddev_site.read_state(StateQuery(views=(ViewQuery("g_broken", "page_1"),))).views
+    assert view.messages == (f"default: {message}",) and view.broken == ("filter.field_gone_value",)
+    assert view.error is None and len(view.rows) == 1

@@ -69,13 +69,6 @@ def decode_answer(data: dict[str, Any], query: StateQuery) -> StateAnswer:
     return answer
 
 
-def decode_pending_updates(rows: list[Any]) -> list[PendingUpdate] | None:
-    """``updatedb:status`` rows (module, update_id, description) as records; ``None`` if misfit."""
-    if misfit({"pending_updates": rows}) is not None:
-        return None
-    return _stripped([_build(PendingUpdate, row) for row in rows])
-
-
 def _stripped(updates: list[PendingUpdate]) -> list[PendingUpdate]:
     return [dataclasses.replace(u, description=u.description.strip()) for u in updates]
 

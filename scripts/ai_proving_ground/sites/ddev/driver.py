@@ -32,11 +32,7 @@ from ai_proving_ground.sites.base import (
     StateQuery,
     register_driver,
 )
-from ai_proving_ground.sites.ddev.answers import (
-    decode_answer,
-    decode_documents,
-    decode_pending_updates,
-)
+from ai_proving_ground.sites.ddev.answers import decode_answer, decode_documents
 from ai_proving_ground.sites.ddev.dumps import check_gzip, importable, move_into_place
 from ai_proving_ground.sites.ddev.execute import (
     DRUSH_VERBATIM,
@@ -224,8 +220,12 @@ class DdevSite(SiteDriver):
         return run_ddev(ddev_binary(), self.approot, [*DRUSH_VERBATIM, *args], check=False)
 
     def run_updates(self) -> list[PendingUpdate]:
-        """``drush updatedb -y`` when ``updatedb:status`` lists anything; return that list."""
-        pending = self._pending_updates()
+        """``drush updatedb -y`` when the probe lists pending updates; return that list.
+
+        The list is the probe's, as the doctor and reset see it, so an update is named one way
+        everywhere (drush's updatedb:status words them differently).
+        """
+        pending = self.read_state(StateQuery(pending_updates=True)).pending_updates
         if pending:
             self._drush("updatedb", "-y")
         return pending
@@ -327,24 +327,6 @@ class DdevSite(SiteDriver):
             for name, row in data.items()
             if not isinstance(row, dict) or str(row.get("status", "Enabled")) == "Enabled"
         }
-
-    def _pending_updates(self) -> list[PendingUpdate]:
-        result = self._drush("updatedb:status", "--format=json")
-        # With nothing pending drush prints nothing at all on stdout (the news is on stderr).
-        if not result.stdout.strip():
-            return []
-        data = json_output(result.stdout, "drush updatedb:status --format=json")
-        if isinstance(data, dict):
-            rows = list(data.values())
-        elif isinstance(data, list):
-            rows = data
-        else:
-            raise output_invalid("drush updatedb:status --format=json", result.stdout)
-        updates = decode_pending_updates(rows)
-        if updates is None:
-            raise output_invalid("drush updatedb:status --format=json", result.stdout)
-        return updates
-
 
 def _enabled(modules: dict[str, ModuleState]) -> set[str]:
     return {name for name, state in modules.items() if state.enabled}

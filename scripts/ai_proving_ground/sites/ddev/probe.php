@@ -381,6 +381,8 @@ $apg_probe = new class {
       'rows' => [],
       'total_rows' => 0,
       'error' => NULL,
+      'messages' => [],
+      'broken' => [],
     ];
     try {
       $view = \Drupal\views\Views::getView($view_id);
@@ -397,6 +399,10 @@ $apg_probe = new class {
         $result['error'] = "view $view_id has no display $display_id";
         return $result;
       }
+      // Views drops a broken handler and executes anyway; validate() is where Drupal says so.
+      // It changes the handlers it checks, so it runs on an instance of its own.
+      $result['messages'] = $this->viewMessages($view_id, $display_id);
+      $result['broken'] = $this->brokenHandlers($view);
       $view->preExecute();
       $view->execute();
       foreach ($view->result as $row) {
@@ -410,6 +416,39 @@ $apg_probe = new class {
       $result['error'] = get_class($e) . ': ' . $e->getMessage();
     }
     return $result;
+  }
+
+  /**
+   * ViewExecutable::validate()'s messages for one view, as "display_id: message".
+   */
+  private function viewMessages(string $view_id, string $display_id): array {
+    $check = \Drupal\views\Views::getView($view_id);
+    if ($check === NULL || !$check->setDisplay($display_id)) {
+      return [];
+    }
+    $messages = [];
+    foreach ($check->validate() as $display => $errors) {
+      foreach ((array) $errors as $error) {
+        $messages[] = $display . ': ' . $error;
+      }
+    }
+    $check->destroy();
+    return $messages;
+  }
+
+  /**
+   * Handlers of the display that Views replaced with its Broken plugin, as "type.id".
+   */
+  private function brokenHandlers(object $view): array {
+    $broken = [];
+    foreach (['filter', 'sort', 'field', 'argument', 'relationship'] as $type) {
+      foreach ($view->display_handler->getHandlers($type) as $id => $handler) {
+        if (method_exists($handler, 'broken') && $handler->broken()) {
+          $broken[] = "$type.$id";
+        }
+      }
+    }
+    return $broken;
   }
 
   private function viewRow(object $view, object $row): array {
