@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 from ddev_stub import Stub, fresh_site_state
 
-from ai_proving_ground.bench import write_bench_fixture
+from ai_proving_ground.bench.fixture import write_bench_fixture
 from ai_proving_ground.cli import doctor as doctor_cli
 from ai_proving_ground.cli import escrow as escrow_cli
 from ai_proving_ground.cli import fixture_export as export_cli

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from ai_proving_ground.errors import ApgError
-from ai_proving_ground.fsutil import atomic_write_bytes
+from ai_proving_ground.fsutil import atomic_write_bytes, is_within
 from ai_proving_ground.sites.base import (
     ContentSelector,
     ModuleState,
@@ -255,7 +255,7 @@ class DdevSite(SiteDriver):
     def _recipe_in_project(self, recipe_dir: Path) -> Path:
         """The recipe itself when it lies in the project, else a staged copy of its tree."""
         resolved = recipe_dir.resolve()
-        if resolved.is_relative_to(self.approot.resolve()):
+        if is_within(resolved, self.approot.resolve()):
             return resolved
         staged = stage_recipe_tree(resolved, self.mount.stage_path("recipes", resolved.name))
         self._sync_files()
@@ -280,7 +280,7 @@ class DdevSite(SiteDriver):
 
     def _probe_container_path(self) -> str:
         shipped = PROBE_FILE.resolve()
-        if shipped.is_relative_to(self.approot.resolve()):
+        if is_within(shipped, self.approot.resolve()):
             in_place = self.mount.container_path(shipped)
             if all(ch in SHELL_INERT for ch in in_place):
                 return in_place

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from ai_proving_ground.errors import ApgError
+from ai_proving_ground.fsutil import is_within
 
 CONTAINER_ROOT = "/var/www/html"
 """Where DDEV mounts the project (the app root) inside the web container."""
@@ -28,7 +29,7 @@ class Mount:
     def inside(self, path: Path, what: str) -> Path:
         """``path`` resolved, refused unless it lies inside the project."""
         resolved = path.resolve()
-        if not resolved.is_relative_to(self.approot.resolve()):
+        if not is_within(resolved, self.approot.resolve()):
             raise ApgError(
                 "APG_PATH_UNSAFE",
                 f"{what} {path} is outside the project {self.approot}; DDEV only mounts the "

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from ai_proving_ground.errors import ApgError
+from ai_proving_ground.fsutil import is_within
 from ai_proving_ground.yamlio import load_yaml
 
 
@@ -82,7 +83,7 @@ def stage_recipe_tree(recipe: Path, staged: Path) -> Path:
 
 def _replace_tree(src: Path, dest: Path) -> None:
     for path in src.rglob("*"):
-        if path.is_symlink() and not path.resolve().is_relative_to(src.resolve()):
+        if path.is_symlink() and not is_within(path.resolve(), src.resolve()):
             raise ApgError(
                 "APG_PATH_UNSAFE",
                 f"{path} is a symlink out of the recipe {src}; copy its target into the recipe",
