@@ -195,3 +195,15 @@ def test_escrow_then_verify(bed: Path, stub: Stub, cli: Cli) -> None:
     rc, out, err = cli(verify_cli.main, "--approot", str(bed), "kb_docs")
     assert rc == 0, out + err
     assert "APG_ESCROW_OK" in out + err
+
+
+def test_reset_syncs_mutagen_after_restoring_host_files(bed: Path, stub: Stub, cli: Cli) -> None:
+    provision(cli, bed, "kb_docs")
+    stub.describe(mutagen=True)
+    stub.on("mutagen", "sync")
+    already = len(stub.commands())
+    rc, _out, err = cli(reset_cli.main, "--approot", str(bed), "kb_docs")
+    assert rc == 0, err
+    verbs = [c[0] if c[0] != "exec" else c[2] for c in stub.commands()[already:]]
+    imported, rebuilt = verbs.index("import-db"), verbs.index("cr")
+    assert "mutagen" in verbs[imported:rebuilt]  # the restored tree reaches the container first

@@ -76,6 +76,7 @@ def reset(approot: Path, names: Sequence[str], driver: SiteDriver,
         private = driver.private_files_dir()
         if private is not None:
             _warn(outcome, "APG_RESET_PRIVATE_FILES_NOT_RESTORED", str(private))
+        driver.host_files_changed()  # the tree and public files were restored on the host
         driver.rebuild_caches()
         crashpoint("reset.caches-rebuilt")
         baseline.reset_marker.unlink()

@@ -270,6 +270,13 @@ class SiteDriver(ABC):
     def status(self) -> dict[str, Any]:
         """``drush core:status``-shaped facts about the site."""
 
+    def host_files_changed(self) -> None:
+        """Files in the bed were written on the host; make the site see them (DDEV: Mutagen).
+
+        Nothing to do where the site reads the host's files directly, as the embedded site does.
+        """
+        return None
+
     # Conveniences built on read_state; each is one round trip.
 
     def modules(self) -> dict[str, ModuleState]:

@@ -261,6 +261,10 @@ class DdevSite(SiteDriver):
         self._sync_files()
         return staged
 
+    def host_files_changed(self) -> None:
+        """With Mutagen, sync what the host wrote (reset's tree and files) into the container."""
+        self._sync_files()
+
     def _sync_files(self) -> None:
         """With Mutagen, a file written on either side reaches the other only after a sync."""
         if self.project().mutagen_enabled:
