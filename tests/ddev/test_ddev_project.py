@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 from ddev_stub import DDEV_EXEC_FAILED, Stub, expect_error, golden
 
+from ai_proving_ground.cli import drush as drush_cli
 from ai_proving_ground.sites.base import StateQuery, ViewQuery
 from ai_proving_ground.sites.ddev import DdevSite
 from ai_proving_ground.sites.ddev.execute import failure_cause
@@ -265,3 +266,29 @@ def test_a_views_validate_messages_and_broken_handlers_arrive(ddev_site: DdevSit
     (view,) = ddev_site.read_state(StateQuery(views=(ViewQuery("g_broken", "page_1"),))).views
     assert view.messages == (f"default: {message}",) and view.broken == ("filter.field_gone_value",)
     assert view.error is None and len(view.rows) == 1
+
+
+# ---------------------------------------------------------------------------- apg drush (5)
+
+
+def test_apg_drush_passes_arguments_and_exit_code_through(
+    stub: Stub, approot: Path, capfd: pytest.CaptureFixture[str]
+) -> None:
+    (approot / ".ddev").mkdir()
+    (approot / ".ddev" / "config.yaml").write_text("name: bed\ntype: drupal11\n")
+    stub.drush_capture("config-get-missing-json", "drush", "config:get")
+    value = "{id: x, label: 'two words', status: true}"
+    assert drush_cli.main(["--approot", str(approot), "config:get", "nope.nope", value]) == 1
+    _out, err = capfd.readouterr()
+    assert "[error]  Config nope.nope does not exist" in err
+    (call,) = stub.calls()
+    assert call["argv"][-3:] == ["config:get", "nope.nope", value]  # verbatim, spaces and quotes kept
+
+
+def test_apg_drush_on_an_embedded_bed_is_a_usage_error(
+    stub: Stub, approot: Path, capfd: pytest.CaptureFixture[str]
+) -> None:
+    assert drush_cli.main(["--approot", str(approot), "status"]) == 2
+    err = capfd.readouterr().err
+    assert "APG_USAGE" in err and "apg site" in err
+    assert stub.calls() == []
