@@ -141,8 +141,18 @@ class Site:
                 },
             )
             self.state["modules"][module]["enabled"] = True
+        imported = {}
         for path in sorted((recipe / "config").glob("*.yml")):
-            self.state["config"][path.stem] = yaml.safe_load(path.read_text(encoding="utf-8"))
+            data = yaml.safe_load(path.read_text(encoding="utf-8"))
+            active = self.state["config"].get(path.stem)
+            if active is None:
+                imported[path.stem] = drupal_stored(path.stem, data)
+                continue
+            # Drupal 10.3 compares existing config with the recipe's, strictly (key order too),
+            # leaving out uuid and _core; on a mismatch nothing is changed.
+            if not php_identical({k: v for k, v in active.items() if k not in ("uuid", "_core")}, data):
+                return "", pre_existing_config_error(path.stem), 1
+        self.state["config"].update(imported)
         for name, actions in ((spec.get("config") or {}).get("actions") or {}).items():
             for key, value in (actions.get("simpleConfigUpdate") or {}).items():
                 self.state["config"].setdefault(name, {})[key] = value
@@ -257,6 +267,34 @@ class Site:
             for u in rows
         ]
         return result | {"rows": listed, "total_rows": len(listed)}
+
+
+def php_identical(a: Any, b: Any) -> bool:
+    """PHP's ``===`` on arrays: same keys in the same order, same values; {} and [] are one."""
+    if isinstance(a, (dict, list)) and isinstance(b, (dict, list)):
+        pairs_a = list(a.items()) if isinstance(a, dict) else list(enumerate(a))
+        pairs_b = list(b.items()) if isinstance(b, dict) else list(enumerate(b))
+        return len(pairs_a) == len(pairs_b) and all(
+            ka == kb and php_identical(va, vb) for (ka, va), (kb, vb) in zip(pairs_a, pairs_b, strict=True)
+        )
+    return type(a) is type(b) and a == b
+
+
+def drupal_stored(name: str, data: dict[str, Any]) -> dict[str, Any]:
+    """What Drupal stores for imported config: the real capture of that object where one exists
+    (defaults filled in, a uuid and _core added), else the data with a uuid."""
+    captured = GOLDEN / "config" / f"{name}.yml"
+    if captured.is_file():
+        stored_shape: dict[str, Any] = yaml.safe_load(captured.read_text(encoding="utf-8"))
+        return stored_shape
+    return {"uuid": f"00000000-0000-4000-8000-{abs(hash(name)) % 10**12:012d}", **data}
+
+
+def pre_existing_config_error(name: str) -> str:
+    """Drush's report of core's RecipePreExistingConfigException, as a console block."""
+    message = f"The configuration '{name}' exists already and does not match the recipe's configuration"
+    width = max(len(message) + 4, 40)
+    return f"\nIn ConfigConfigurator.php line 48:\n{' ' * width}\n  {message}  \n{' ' * width}\n\n"
 
 
 def cast_fields(site: Site, entities: dict[str, Any]) -> dict[str, Any]:
