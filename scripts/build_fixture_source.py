@@ -233,6 +233,7 @@ def build(target: Path) -> EmbeddedSite:
     """Create the source site at ``target`` (absent or empty)."""
     init_bed(target)
     site = EmbeddedSite(target)
+    site.install_modules(["canvas"])  # the base recipe leaves Canvas to canvas_home
     with site.session() as store:
         for name, data in {**KB_CONFIG, **CANVAS_CONFIG, **OTHER_CONFIG}.items():
             site.config_save(store, name, data)

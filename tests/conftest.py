@@ -20,6 +20,8 @@ import pytest
 
 import eee_official
 from ai_proving_ground.bed import init_bed
+from ai_proving_ground.gitutil import git
+from ai_proving_ground.sites.embedded import config_sync
 from ai_proving_ground.sites.embedded.driver import EmbeddedSite
 from ai_proving_ground.yamlio import dumps
 
@@ -170,6 +172,13 @@ def template_bed(tmp_path_factory: pytest.TempPathFactory) -> Path:
     with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
         rc = main(["init", str(target)])
     assert (rc, out.getvalue(), err.getvalue()) == (0, f"{target}\n", "")
+    # The base recipe leaves Canvas to the fixture that needs it; the site tests use it directly,
+    # so the template has it, exported and committed as bed init would have.
+    site = EmbeddedSite(target)
+    site.install_modules(["canvas"])
+    config_sync.write_directory(target / "config" / "sync", site.all_config())
+    git(target, ["add", "-A"])
+    git(target, ["commit", "--quiet", "--amend", "--no-edit"])
     return target
 
 

@@ -132,11 +132,11 @@ def test_the_doctor_is_one_round_trip(
 def test_oracle_and_nop_discriminate_and_the_oracle_goes_through_drush(
     bed: Path, stub: Stub, cli: Cli
 ) -> None:
-    provision(cli, bed, "kb_docs")
+    provision(cli, bed, "kb_docs", "canvas_home")  # dv01 declares both
     approot = ["--approot", str(bed)]
 
     def attempt(agent: str) -> float:
-        assert cli(reset_cli.main, *approot, "kb_docs")[0] == 0
+        assert cli(reset_cli.main, *approot, "kb_docs", "canvas_home")[0] == 0
         rc, out, err = cli(run_cli.main, *approot, "dv01_view_build", f"--agent={agent}", "--json")
         assert rc == 0, err
         run_id = json.loads(out)["run_id"]
@@ -159,7 +159,7 @@ def test_oracle_and_nop_discriminate_and_the_oracle_goes_through_drush(
 
 
 def test_grade_is_one_round_trip_and_fails_a_wrong_order(bed: Path, stub: Stub, cli: Cli) -> None:
-    provision(cli, bed, "kb_docs")
+    provision(cli, bed, "kb_docs", "canvas_home")
     view = {
         "id": "kb_billing",
         "status": True,

@@ -58,9 +58,7 @@ def test_shipped_dataset() -> None:
     for task, entry in zip(dataset.tasks, raw["tasks"], strict=True):
         assert task.checks, task.id
         assert task.reference_steps, task.id
-        # dv01 needs no Canvas: on a site without it, its set must still exist.
-        expected = ["kb_docs"] if task.id == "dv01_view_build" else ["kb_docs", "canvas_home"]
-        assert task.fixtures == expected
+        assert task.fixtures == ["kb_docs", "canvas_home"]
         assert task.sha256 == canonical_sha(entry)
     view = dataset.task("dv01_view_build")
     assert [c["type"] for c in view.checks].count("view_rows") == 1
