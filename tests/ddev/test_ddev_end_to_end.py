@@ -140,8 +140,8 @@ def test_oracle_and_nop_discriminate_and_the_oracle_goes_through_drush(
         rc, out, err = cli(run_cli.main, *approot, "dv01_view_build", f"--agent={agent}", "--json")
         assert rc == 0, err
         run_id = json.loads(out)["run_id"]
-        prompt = next((bed / ".ai-proving-ground" / "runs").glob(f"{run_id}/prompt.txt")).read_text()
-        assert f"apg drush --approot {bed}" in prompt and "apg site" not in prompt
+        request = json.loads((bed / ".ai-proving-ground" / "runs" / run_id / "request.json").read_text())
+        assert request["site_command"][-1] == "drush"  # $APG_SITE: drush through the ddev driver
         if site_state(bed)["config"].get("views.view.kb_billing"):
             # What Drupal's Views lists for the stored view: the billing articles by weight.
             change_site(bed, lambda s: s.setdefault("views", {}).update({"kb_billing/page_1": BILLING}))

@@ -27,7 +27,6 @@ import pytest
 
 from ai_proving_ground.sites.embedded.driver import EmbeddedSite
 from ai_proving_ground.tasks.dataset import load_dataset, resolve_task
-from ai_proving_ground.tasks.run import rendered_prompt, site_command
 from ai_proving_ground.yamlio import dumps
 
 Run = Callable[..., Any]  # the conftest ``apg`` fixture: apg(*args) -> CliResult(rc, out, err)
@@ -144,8 +143,7 @@ def test_nop_attempt_records_run_json(plain: Path, dataset: Path, apg: Run) -> N
     assert record["started_at"] <= record["finished_at"]
     # Never grades: the run directory holds the request, the prompt and transcripts only.
     assert sorted(p.name for p in run_dir.iterdir()) == RUN_FILES
-    assert (run_dir / "prompt.txt").read_text(encoding="utf-8") == rendered_prompt(
-        PROMPT, site_command(), plain)
+    assert (run_dir / "prompt.txt").read_text(encoding="utf-8") == PROMPT
 
 
 def test_json_prints_run_json_alone_and_adapter_stdout_goes_to_stderr(
@@ -340,10 +338,8 @@ def test_request_reaches_the_adapter_by_environment_and_files(
     request = json.loads((run_dir / "request-seen.json").read_text(encoding="utf-8"))
     assert rc == 0
     assert env["APG_RUN_DIR"] == str(run_dir) and env["APG_RUN_ID"] == run_dir.name
-    # A DDEV bed: the prompt names apg drush, which works there, not apg site.
-    assert Path(env["APG_PROMPT_FILE"]).read_text(encoding="utf-8") == rendered_prompt(
-        PROMPT, site_command(ddev=True), plain)
-    assert "apg drush --approot" in Path(env["APG_PROMPT_FILE"]).read_text(encoding="utf-8")
+    assert Path(env["APG_PROMPT_FILE"]).read_text(encoding="utf-8") == PROMPT
+    # A DDEV bed: the site command line is apg drush, which works there, not apg site.
     assert env["APG_SITE"].endswith(" drush") and "site" not in env["APG_SITE"].split()
     assert env["APG_REQUEST_FILE"] == str(run_dir / "request.json")
     assert (env["APG_TASK_ID"], env["APG_DATASET"], env["APG_MODEL"]) == ("t_echo", "test_tasks", "")

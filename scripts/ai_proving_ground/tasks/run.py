@@ -32,7 +32,7 @@ import secrets
 import shlex
 import subprocess
 import sys
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -113,23 +113,13 @@ def new_run_id() -> str:
 
 
 def site_command(ddev: bool = False) -> list[str]:
-    """The bed's site command line, run with this interpreter's own ``apg`` (not PATH's).
-
-    ``apg site`` for the embedded site; ``apg drush`` (drush through the ddev driver) on a DDEV
-    bed, where ``apg site`` would find no embedded site.
-    """
+    """The bed's site command line (``apg drush`` on DDEV, else ``apg site``), with this
+    interpreter's own ``apg``, not PATH's."""
     command = "drush" if ddev else "site"
     script = Path(sys.executable).parent / "apg"
     if script.is_file() and os.access(script, os.X_OK):
         return [str(script), command]
     return [sys.executable, "-m", "ai_proving_ground.cli.main", command]
-
-
-def rendered_prompt(prompt: str, site: Sequence[str], approot: Path) -> str:
-    """The task prompt with the command line that works on this bed named at its end."""
-    command = shlex.join([*site, "--approot", str(approot)])
-    return (f"{prompt.rstrip()}\n\nThe site's command line on this bed: {command} "
-            f"(drush-shaped; add --help to list its commands).\n")
 
 
 def ddev_project(approot: Path) -> str:
@@ -176,10 +166,6 @@ def _plan(options: RunOptions) -> _Plan:
     checked = preflight(options.approot, adapter.header.credentials, settings.allow_host_creds)
     return _Plan(options=options, dataset=dataset, task=task, adapter=adapter, preflight=checked,
                  ddev_project=ddev_project(options.approot))
-
-
-def _site(plan: _Plan) -> list[str]:
-    return site_command(ddev=bool(plan.ddev_project))
 
 
 def check_extra_env(extra_env: Mapping[str, str], adapter: Adapter) -> None:
@@ -244,7 +230,7 @@ def _refuse(plan: _Plan, run_dir: Path, record: dict[str, Any]) -> RunOutcome:
 
 def _attempt(plan: _Plan, run_dir: Path, record: dict[str, Any]) -> RunOutcome:
     prompt_file, request_file = run_dir / "prompt.txt", run_dir / "request.json"
-    atomic_write_text(prompt_file, rendered_prompt(plan.task.prompt, _site(plan), plan.options.approot))
+    atomic_write_text(prompt_file, plan.task.prompt)
     request = build_request(plan, run_dir)
     atomic_write_json(request_file, request)
     write_run(run_dir, record)
@@ -303,7 +289,7 @@ def build_request(plan: _Plan, run_dir: Path) -> dict[str, Any]:
         "ddev_project": plan.ddev_project,
         "run_dir": str(run_dir),
         "prompt_file": str(run_dir / "prompt.txt"),
-        "site_command": _site(plan),
+        "site_command": site_command(ddev=bool(plan.ddev_project)),
     }
     if plan.adapter.name == ORACLE:
         request["reference_solution"] = {"steps": plan.task.reference_steps}
@@ -342,7 +328,7 @@ def adapter_environment(host: Mapping[str, str], plan: _Plan, run_dir: Path,
         "APG_MODEL": options.model or "",
         "APG_APPROOT": str(options.approot),
         "APG_DDEV_PROJECT": plan.ddev_project,
-        "APG_SITE": shlex.join(_site(plan)),
+        "APG_SITE": shlex.join(site_command(ddev=bool(plan.ddev_project))),
         "APG_ADAPTER": plan.adapter.name,
     })
     return env
