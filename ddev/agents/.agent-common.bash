@@ -1,3 +1,4 @@
+#ddev-generated
 # Shared by the claude-code and codex adapters (sourced, never run: dot files are not adapters).
 # Needs APG_RUN_DIR, APG_SITE, APG_APPROOT and APG_PROMPT_FILE from `apg run`.
 

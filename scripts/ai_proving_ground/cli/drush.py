@@ -8,20 +8,31 @@ Exit codes: drush's own; 2 usage (no arguments, or the bed is not a DDEV project
 
 from __future__ import annotations
 
+import argparse
 import sys
 from collections.abc import Sequence
 
-from ai_proving_ground.cli.common import run
+from ai_proving_ground.cli.common import ArgumentParser, add_approot, run
 from ai_proving_ground.errors import UsageError
 from ai_proving_ground.settings import Settings, resolve_approot
 from ai_proving_ground.sites.base import driver_name_for
 from ai_proving_ground.sites.ddev import DdevSite
 
 
+def _help_parser() -> argparse.ArgumentParser:
+    # For --help only: drush's own options must pass through untouched, so argparse never
+    # parses a real command line here.
+    parser = ArgumentParser(prog="apg drush", description=__doc__,
+                            formatter_class=argparse.RawDescriptionHelpFormatter)
+    add_approot(parser)
+    parser.add_argument("args", nargs="*", metavar="ARGS", help="a drush command line")
+    return parser
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     args = list(sys.argv[1:] if argv is None else argv)
     if args[:1] in (["-h"], ["--help"]) or not args:
-        print(__doc__)
+        _help_parser().print_help(sys.stdout if args else sys.stderr)
         return 0 if args else 2
     approot_arg = None
     if args[0] == "--approot" and len(args) > 1:
