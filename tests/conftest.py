@@ -176,7 +176,7 @@ def template_bed(tmp_path_factory: pytest.TempPathFactory) -> Path:
     # so the template has it, exported and committed as bed init would have.
     site = EmbeddedSite(target)
     site.install_modules(["canvas"])
-    config_sync.write_directory(target / "config" / "sync", site.all_config())
+    config_sync.write_directory(target / "config" / "sync", site.all_config(), target)
     git(target, ["add", "-A"])
     git(target, ["commit", "--quiet", "--amend", "--no-edit"])
     return target
