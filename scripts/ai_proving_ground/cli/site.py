@@ -23,6 +23,7 @@ from ai_proving_ground.settings import Settings, resolve_approot
 from ai_proving_ground.sites.base import StateQuery, ViewQuery
 from ai_proving_ground.sites.embedded.content_model import export_values
 from ai_proving_ground.sites.embedded.driver import EmbeddedSite
+from ai_proving_ground.sites.embedded.field_api import FieldRequest, create_field
 from ai_proving_ground.sites.embedded.store import database_errors
 
 Handler = Callable[[EmbeddedSite, argparse.Namespace], int]
@@ -266,6 +267,23 @@ def _config_export(site: EmbeddedSite, args: argparse.Namespace) -> int:
     changes = config_sync.write_directory(destination, site.all_config(), root)
     _note(f"Config exported to {destination}: {len(changes['written'])} written, "
           f"{len(changes['removed'])} removed.")
+    return 0
+
+
+@command("field:create", "create a field as Field UI does (drush field:create)",
+         arg("entity_type"), arg("bundle"), arg("--field-name", required=True),
+         arg("--field-type", required=True), arg("--field-label"), arg("--field-description", default=""),
+         arg("--cardinality", type=int, default=1), arg("--is-required", action="store_true"),
+         arg("--storage-settings", default="{}"), arg("--field-settings", default="{}"), YES)
+def _field_create(site: EmbeddedSite, args: argparse.Namespace) -> int:
+    request = FieldRequest(args.entity_type, args.bundle, args.field_name, args.field_type,
+                           args.field_label or args.field_name, args.cardinality, args.is_required,
+                           description=args.field_description,
+                           storage_settings=_parse_value(args.storage_settings, "yaml"),
+                           field_settings=_parse_value(args.field_settings, "yaml"))
+    with site.session() as store:
+        saved = create_field(store, request, site.config_save)
+    _note(f"Saved {', '.join(saved)}.")
     return 0
 
 
