@@ -23,7 +23,6 @@ from ai_proving_ground.settings import Settings, resolve_approot
 from ai_proving_ground.sites.base import StateQuery, ViewQuery
 from ai_proving_ground.sites.embedded.content_model import export_values
 from ai_proving_ground.sites.embedded.driver import EmbeddedSite
-from ai_proving_ground.sites.embedded.field_api import FieldRequest, create_field
 from ai_proving_ground.sites.embedded.store import database_errors
 
 Handler = Callable[[EmbeddedSite, argparse.Namespace], int]
@@ -276,6 +275,9 @@ def _config_export(site: EmbeddedSite, args: argparse.Namespace) -> int:
          arg("--cardinality", type=int, default=1), arg("--is-required", action="store_true"),
          arg("--storage-settings", default="{}"), arg("--field-settings", default="{}"), YES)
 def _field_create(site: EmbeddedSite, args: argparse.Namespace) -> int:
+    # Lazy for start-up time: the builder imports uuid, which every other command can skip.
+    from ai_proving_ground.sites.embedded.field_api import FieldRequest, create_field
+
     request = FieldRequest(args.entity_type, args.bundle, args.field_name, args.field_type,
                            args.field_label or args.field_name, args.cardinality, args.is_required,
                            description=args.field_description,
