@@ -6,7 +6,7 @@ import shutil
 from collections.abc import Sequence
 from pathlib import Path
 
-from ai_proving_ground.baselines.store import DEFAULT_SUBDIR, RUNS_SUBDIR, baseline_dir
+from ai_proving_ground.baselines.store import baseline_dir, runs_dir
 from ai_proving_ground.errors import ApgError
 from ai_proving_ground.fixtures import load_set
 from ai_proving_ground.fsutil import atomic_write_text
@@ -87,10 +87,13 @@ def _remove_partial(target: Path, existed: bool) -> None:
 def clone_bed(template: Path, bed: Path, settings: Settings = DEFAULT_SETTINGS) -> None:
     """Copy a bed whole (.git and baselines included), minus its run records and stored
     envelopes: they are not state, and earlier answers must not reach the next agent."""
-    baselines = {(template / DEFAULT_SUBDIR).resolve(), baseline_dir(template, settings).resolve()}
+    # In the baseline directory the settings name and in the default one (the template's own).
+    skipped = {path.parent.resolve() / path.name for where in (DEFAULT_SETTINGS, settings)
+               for path in (runs_dir(template, where), baseline_dir(template, where) / "results")}
 
     def ignore(directory: str, names: list[str]) -> set[str]:
-        return {RUNS_SUBDIR, "results"} & set(names) if Path(directory).resolve() in baselines else set()
+        here = Path(directory).resolve()
+        return {name for name in names if here / name in skipped}
 
     bed.parent.mkdir(parents=True, exist_ok=True)
     shutil.copytree(template, bed, symlinks=True, ignore=ignore)

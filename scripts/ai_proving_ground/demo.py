@@ -77,14 +77,12 @@ def _attempt_and_grade(target: Path, agent: str, expected: float, settings: Sett
     run_id = str(outcome.record["run_id"])
     request = GradeRequest(approot=target, task_id=DEMO_TASK, run_id=run_id, settings=settings)
     envelope = grade(request, EmbeddedSite(target))
-    check_envelope(envelope)
+    result = check_envelope(envelope)
     after_emit(request, envelope)
-    result = envelope["evaluation_results"][0]["score_details"]
-    print(f"{agent}: score {result['score']} ({result['details']['verdict']}, checks passed "
-          f"{result['details']['checks_passed']}); envelope saved in "
-          f"{outcome.run_dir / 'grade.json'}")
-    if result["score"] != expected:
-        raise ApgError("APG_DEMO_UNEXPECTED", f"{agent} scored {result['score']}, expected "
+    print(f"{agent}: score {result.score} ({result.verdict}, checks passed "
+          f"{result.checks_passed}); envelope saved in {outcome.run_dir / 'grade.json'}")
+    if result.score != expected:
+        raise ApgError("APG_DEMO_UNEXPECTED", f"{agent} scored {result.score}, expected "
                        f"{expected}")
     return 0
 

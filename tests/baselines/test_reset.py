@@ -10,7 +10,9 @@ from typing import Any
 
 import pytest
 
+from ai_proving_ground.baselines.store import runs_dir
 from ai_proving_ground.gitutil import git
+from ai_proving_ground.settings import Settings
 
 Kit = Any  # the ``kit`` fixture of tests/baselines/conftest.py
 
@@ -29,8 +31,7 @@ def _changed_nothing(kit: Kit, bed: Path) -> None:
 
 
 def test_reset_restores_everything_an_agent_changed(kit: Kit, pbed: Path) -> None:
-    baseline = kit.baseline(pbed)
-    run_record = baseline.runs / "run-1" / "run.json"
+    run_record = runs_dir(pbed, Settings.from_environ()) / "run-1" / "run.json"
     run_record.parent.mkdir(parents=True)
     run_record.write_text('{"task": "t1"}\n')
     kit.mutate(pbed)

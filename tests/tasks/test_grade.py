@@ -17,6 +17,7 @@ from typing import Any, NamedTuple
 import pytest
 import yaml
 
+from ai_proving_ground import records
 from ai_proving_ground.baselines.store import baseline_dir
 from ai_proving_ground.cli.grade import main as grade_main
 from ai_proving_ground.errors import ApgError
@@ -624,7 +625,7 @@ def read_only_run_dir(run_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
             raise PermissionError(13, "Permission denied", str(path))
         atomic_write_json(path, data)
 
-    monkeypatch.setattr(grade_module, "atomic_write_json", refuse)
+    monkeypatch.setattr(records, "atomic_write_json", refuse)  # grade.json is written there
 
 
 @pytest.mark.parametrize("spoil", [grade_json_is_a_directory, read_only_run_dir])

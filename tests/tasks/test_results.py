@@ -252,11 +252,33 @@ def test_results_reports_an_unreadable_file(fixtures_bed: Path, cli: Runner) -> 
     assert bad["error"].startswith("unreadable: ")
 
 
+def _envelope(note: str) -> dict[str, Any]:
+    """The smallest envelope its schema accepts; ``note`` is part of the measurement."""
+    details = {"dataset_provenance": "unresolved: none", "note": note}
+    return {
+        "schema_version": "0.2.2", "evaluation_id": "d/t/m/r", "retrieved_timestamp": "1.0",
+        "evaluation_timestamp": "1",
+        "source_metadata": {"source_type": "evaluation_run", "source_organization_name": "o",
+                            "evaluator_relationship": "third_party",
+                            "additional_details": details},
+        "model_info": {"name": "m", "id": "m"},
+        "eval_library": {"name": "apg", "version": "0", "additional_details": {
+            "hash_algorithm": "sha256", "grader_class": "unresolved", "grader_tree": "unresolved"}},
+        "evaluation_results": [{
+            "evaluation_result_id": "t.pass", "evaluation_name": "t", "evaluation_timestamp": "1",
+            "source_data": {"source_type": "other", "dataset_name": "d",
+                            "additional_details": {"task_id": "t"}},
+            "metric_config": {"lower_is_better": False, "score_type": "binary", "min_score": 0,
+                              "max_score": 1},
+            "score_details": {"score": 1.0, "details": {"verdict": "pass", "checks": "[]"}}}],
+    }
+
+
 def test_store_directly(tmp_path: Path) -> None:
-    envelope = {"evaluation_id": "d/t/m/r", "retrieved_timestamp": "1.0", "x": 1}
+    envelope = _envelope("1")
     assert results.store(tmp_path, envelope) == "stored"
     assert results.store(tmp_path, {**envelope, "retrieved_timestamp": "2.0"}) == "already stored"
     with pytest.raises(Exception, match="conflict: d/t/m/r is already stored"):
-        results.store(tmp_path, {**envelope, "x": 2})
+        results.store(tmp_path, _envelope("2"))
     [path] = results.results_dir(tmp_path).glob("*.json")
     assert json.loads(path.read_text(encoding="utf-8"))["retrieved_timestamp"] == "1.0"

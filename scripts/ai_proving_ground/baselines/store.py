@@ -68,10 +68,6 @@ class Baseline:
         return self.ref or f"{TAG_PREFIX}{self.set_key}"
 
     @property
-    def runs(self) -> Path:
-        return self.directory / RUNS_SUBDIR
-
-    @property
     def lock(self) -> Path:
         return self.directory / ".lock"
 

@@ -35,6 +35,7 @@ from ai_proving_ground.records import write_record
 from ai_proving_ground.settings import Settings
 from ai_proving_ground.sites.embedded.driver import EmbeddedSite
 from ai_proving_ground.tasks import hidden
+from ai_proving_ground.tasks.envelope import write_envelope
 from ai_proving_ground.tasks.grade import GradeRequest, check_envelope, grade
 from ai_proving_ground.tasks.run import RunOptions, now_iso, run_task, site_command
 
@@ -254,13 +255,12 @@ class AttemptRun:
                                run_id=self.record.run_id, settings=job.settings,
                                force=self.facts.run_status != "attempted", hidden=False)
         try:
-            envelope = grade(request, EmbeddedSite(job.bed))
-            check_envelope(envelope)
+            envelope = check_envelope(grade(request, EmbeddedSite(job.bed)))
         except ApgError as exc:
             raise _Evidence(f"grade failed: {exc}") from None
         # The harness's own copy of the envelope (the bed's can be rewritten).
-        atomic_write_json(self.directory / "grade.json", envelope)
-        score = float(envelope["evaluation_results"][0]["score_details"]["score"])
+        write_envelope(self.directory / "grade.json", envelope)
+        score = envelope.score
         self.record = replace(self.record, score=score)
         self._note(score=score)
 

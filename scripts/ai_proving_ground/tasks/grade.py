@@ -22,7 +22,6 @@ from ai_proving_ground.baselines import grader_tree
 from ai_proving_ground.baselines.store import runs_dir
 from ai_proving_ground.errors import ApgError
 from ai_proving_ground.fixtures import load_set
-from ai_proving_ground.fsutil import atomic_write_json
 from ai_proving_ground.records import parse_record
 from ai_proving_ground.report import say
 from ai_proving_ground.schemas import schema_errors
@@ -32,6 +31,7 @@ from ai_proving_ground.tasks import checks as checks_module
 from ai_proving_ground.tasks import hidden, results
 from ai_proving_ground.tasks.checks import CheckResult, run_checks
 from ai_proving_ground.tasks.dataset import Dataset, Task, resolve_task
+from ai_proving_ground.tasks.envelope import Envelope, write_envelope
 from ai_proving_ground.tasks.run import site_command
 from ai_proving_ground.tasks.run_record import RunRecord
 
@@ -319,12 +319,17 @@ def _run_details(run: dict[str, Any]) -> dict[str, str]:
     return {key: str(value) for key, value in found.items() if value is not None}
 
 
-def check_envelope(envelope: dict[str, Any]) -> None:
+def check_envelope(envelope: dict[str, Any]) -> Envelope:
     """Our own output must meet our own schema; anything else is a bug, not a verdict."""
-    errors = schema_errors(envelope, "envelope")
+    errors = schema_errors(envelope, Envelope.SCHEMA)
     if errors:
         details = "; ".join(f"{list(e.absolute_path)}: {e.message}" for e in errors[:5])
         raise ApgError("APG_GRADE_ENVELOPE_INVALID", f"the envelope breaks its schema: {details}")
+    try:
+        return Envelope.from_json(envelope)
+    except ApgError as exc:
+        raise ApgError("APG_GRADE_ENVELOPE_INVALID", f"the envelope breaks its schema: "
+                       f"{exc.message}") from None
 
 
 def after_emit(request: GradeRequest, envelope: dict[str, Any]) -> None:
@@ -332,7 +337,7 @@ def after_emit(request: GradeRequest, envelope: dict[str, Any]) -> None:
     if request.run_id:
         try:
             path = runs_dir(request.approot, request.settings) / request.run_id / "grade.json"
-            atomic_write_json(path, envelope)
+            write_envelope(path, Envelope.from_json(envelope))
         except Exception as exc:  # a save problem must never turn a verdict into a failure
             say("APG_GRADE_NOT_SAVED", str(exc))
     if request.settings.no_import:

@@ -7,14 +7,14 @@ a different measurement under the same ID is a conflict and is not stored.
 from __future__ import annotations
 
 import hashlib
-import json
 from pathlib import Path
 from typing import Any
 
 from ai_proving_ground.baselines.store import baseline_dir
 from ai_proving_ground.errors import ApgError
-from ai_proving_ground.fsutil import atomic_write_json
+from ai_proving_ground.records import parse_record
 from ai_proving_ground.settings import DEFAULT_SETTINGS, Settings
+from ai_proving_ground.tasks.envelope import Envelope, read_envelope, write_envelope
 
 # Set when the record is written, so two identical measurements may differ in it.
 _VOLATILE = ("retrieved_timestamp",)
@@ -34,35 +34,31 @@ def _measurement(envelope: dict[str, Any]) -> dict[str, Any]:
 
 def store(approot: Path, envelope: dict[str, Any], settings: Settings = DEFAULT_SETTINGS) -> str:
     """Store ``envelope``; returns "stored" or "already stored"; a conflict raises."""
-    path = _path(approot, envelope["evaluation_id"], settings)
+    record = parse_record(envelope, Envelope, "the envelope to store")
+    path = _path(approot, record.evaluation_id, settings)
     if path.is_file():
-        existing = json.loads(path.read_text(encoding="utf-8"))
+        existing = read_envelope(path).as_json()
         if _measurement(existing) == _measurement(envelope):
             return "already stored"
-        raise ApgError("APG_GRADE_NOT_STORED", f"conflict: {envelope['evaluation_id']} is "
+        raise ApgError("APG_GRADE_NOT_STORED", f"conflict: {record.evaluation_id} is "
                        f"already stored with a different measurement ({path})")
-    atomic_write_json(path, envelope)
+    write_envelope(path, record)
     return "stored"
 
 
 def list_results(approot: Path, settings: Settings = DEFAULT_SETTINGS) -> list[dict[str, Any]]:
     """One summary row per stored envelope, oldest first."""
-    rows = []
+    rows: list[dict[str, Any]] = []
     directory = results_dir(approot, settings)
     for path in sorted(directory.glob("*.json")) if directory.is_dir() else []:
         try:
-            envelope = json.loads(path.read_text(encoding="utf-8"))
-            result = envelope["evaluation_results"][0]
-            rows.append({
-                "evaluation_id": envelope["evaluation_id"],
-                "task": result["source_data"]["additional_details"]["task_id"],
-                "model": envelope["model_info"]["id"],
-                "score": result["score_details"]["score"],
-                "verdict": result["score_details"]["details"]["verdict"],
-                "run": envelope["source_metadata"]["additional_details"].get("apg_run_id", ""),
-                "retrieved": envelope["retrieved_timestamp"],
-                "file": str(path),
-            })
-        except (OSError, ValueError, KeyError, IndexError, TypeError) as exc:
-            rows.append({"evaluation_id": "", "file": str(path), "error": f"unreadable: {exc}"})
+            envelope = read_envelope(path)
+        except ApgError as exc:
+            rows.append({"evaluation_id": "", "file": str(path),
+                         "error": f"unreadable: {exc.message}"})
+            continue
+        rows.append({"evaluation_id": envelope.evaluation_id, "task": envelope.task_id,
+                     "model": envelope.model_id, "score": envelope.score,
+                     "verdict": envelope.verdict, "run": envelope.run_id or "",
+                     "retrieved": envelope.retrieved_timestamp, "file": str(path)})
     return sorted(rows, key=lambda r: str(r.get("retrieved", "")))

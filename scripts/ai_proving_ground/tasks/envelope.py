@@ -1,0 +1,62 @@
+"""grade.json: the every_eval_ever envelope ``apg grade`` emits, as a value
+(``schemas/envelope.schema.json``).
+
+Built by :mod:`ai_proving_ground.tasks.grade`, saved as a run's ``grade.json`` and a campaign
+attempt's, and kept by :mod:`ai_proving_ground.tasks.results`. :class:`Envelope` names what the
+product reads back (the id, task, model, score, verdict, run and retrieval time) and keeps the
+whole document, so writing it back gives the same JSON, key for key.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, ClassVar
+
+from ai_proving_ground.errors import ApgError
+from ai_proving_ground.records import RECORD_INVALID, read_record, write_record
+
+
+@dataclass(frozen=True)
+class Envelope:
+    """One graded attempt: what results and reports read, over the document as emitted."""
+
+    SCHEMA: ClassVar[str] = "envelope"
+
+    evaluation_id: str
+    task_id: str
+    model_id: str
+    score: float
+    verdict: str
+    checks_passed: str | None
+    run_id: str | None
+    retrieved_timestamp: str
+    document: dict[str, Any] = field(repr=False)
+
+    def as_json(self) -> dict[str, Any]:
+        return self.document
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> Envelope:
+        """The envelope ``data`` holds (already checked against the schema)."""
+        result = data["evaluation_results"][0]
+        details = result["score_details"]["details"]
+        task_id = result["source_data"].get("additional_details", {}).get("task_id")
+        if not isinstance(task_id, str):
+            raise ApgError(RECORD_INVALID, "$.evaluation_results[0].source_data"
+                           ".additional_details: names no task_id")
+        return cls(evaluation_id=data["evaluation_id"], task_id=task_id,
+                   model_id=data["model_info"]["id"],
+                   score=float(result["score_details"]["score"]), verdict=details["verdict"],
+                   checks_passed=details.get("checks_passed"),
+                   run_id=data["source_metadata"]["additional_details"].get("apg_run_id"),
+                   retrieved_timestamp=data["retrieved_timestamp"], document=data)
+
+
+def read_envelope(path: Path) -> Envelope:
+    return read_record(path, Envelope)
+
+
+def write_envelope(path: Path, envelope: Envelope) -> None:
+    """``path`` (a grade.json or a stored result), checked against the schema first."""
+    write_record(path, envelope)
