@@ -261,7 +261,8 @@ def _envelope(note: str) -> dict[str, Any]:
         "source_metadata": {"source_type": "evaluation_run", "source_organization_name": "o",
                             "evaluator_relationship": "third_party",
                             "additional_details": details},
-        "model_info": {"name": "m", "id": "m"},
+        "model_info": {"name": "m", "id": "m", "additional_details": {
+            "deployment_type": "unknown", "model_availability": "unknown"}},
         "eval_library": {"name": "apg", "version": "0", "additional_details": {
             "hash_algorithm": "sha256", "grader_class": "unresolved", "grader_tree": "unresolved"}},
         "evaluation_results": [{
