@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, NoReturn
@@ -75,15 +76,22 @@ def load_document(path: Path, token: str = "APG_YAML_INVALID",
         raise ApgError(token, f"{path}: not UTF-8 text ({exc.reason})") from None
     except OSError as exc:  # a directory, no permission: the path names no readable file
         raise ApgError(token, f"{path}: cannot be read ({exc.strerror}); name a YAML file") from None
-    try:
+    with _yaml_errors(token, str(path)):
         root, data = _compose_and_construct(text)
+    return YamlDocument(path=path, data=data, root=root)
+
+
+@contextmanager
+def _yaml_errors(token: str, source: str) -> Iterator[None]:
+    """PyYAML's errors as ``token`` with ``source:line:col: $: invalid YAML: problem``."""
+    try:
+        yield
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark
         line, col = (mark.line + 1, mark.column + 1) if mark else (1, 1)
-        raise ApgError(token, f"{path}:{line}:{col}: $: invalid YAML: {exc.problem}") from None
+        raise ApgError(token, f"{source}:{line}:{col}: $: invalid YAML: {exc.problem}") from None
     except yaml.YAMLError as exc:
-        raise ApgError(token, f"{path}:1:1: $: invalid YAML: {exc}") from None
-    return YamlDocument(path=path, data=data, root=root)
+        raise ApgError(token, f"{source}:1:1: $: invalid YAML: {exc}") from None
 
 
 def _compose_and_construct(text: str) -> tuple[yaml.Node | None, Any]:
@@ -126,9 +134,10 @@ def require_mapping(doc: YamlDocument, token: str, parts: Sequence[PathPart],
     return value
 
 
-def loads(text: str) -> Any:
-    """Parse YAML text (no position tracking)."""
-    return yaml.load(text, Loader=_Loader)
+def loads(text: str, token: str = "APG_YAML_INVALID", source: str = "<text>") -> Any:
+    """Parse YAML text (no position tracking); invalid YAML is ``token`` naming ``source``."""
+    with _yaml_errors(token, source):
+        return yaml.load(text, Loader=_Loader)
 
 
 def dumps(data: Any) -> str:

@@ -329,3 +329,12 @@ def test_a_configured_dataset_is_judged(bed: Path, tmp_path: Path, empty_dir: Pa
     assert {"label": "dataset:my-tasks.yml", "path": str(dataset)} in roots
     dataset.write_text("- id: mine\n- id: planted\n")
     assert e.verify().findings == ["APG_TAMPERED dataset:my-tasks.yml modified"]
+
+
+def test_a_compose_file_that_is_not_yaml_is_refused_with_a_token(
+        bed: Path, tmp_path: Path, apg: MainRunner, monkeypatch: pytest.MonkeyPatch) -> None:
+    # Escrow cannot tell what an unreadable compose file mounts: it fails closed, never a traceback.
+    monkeypatch.setenv("AI_PG_ESCROW_DIR", str(tmp_path / "escrow"))
+    (bed / ".ddev" / "docker-compose.extra.yaml").write_text("services: [unclosed\n")
+    err = _refused(apg, bed, tmp_path / "escrow")
+    assert "docker-compose.extra.yaml" in err and "cannot be read" in err
