@@ -21,7 +21,7 @@ def _parse(parser: Any, argv: list[str]) -> tuple[Any, str, str]:
     return result, out.getvalue(), err.getvalue()
 
 
-CASES = [[name, *rest] for spec in site._COMMANDS.values() for name in (spec.name, *spec.aliases)
+CASES = [[name, *rest] for spec in site.COMMANDS.values() for name in (spec.name, *spec.aliases)
          for rest in (["--help"], [], ["a", "b", "c", "d"], ["--format", "bogus"],
                       ["x", "--approot", "/z"])]
 CASES += [["--approot", "/x", "config:get", "system.site", "name", "--format", "json"],
