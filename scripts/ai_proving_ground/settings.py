@@ -44,6 +44,10 @@ class Settings:
     allow_untracked: bool = False  # AI_PG_ALLOW_UNTRACKED=1
     allow_stale_baseline: bool = False  # AI_PG_ALLOW_STALE_BASELINE=1
     allow_host_creds: bool = False  # AI_PG_ALLOW_HOST_CREDS=1
+    allow_unconfined: bool = False  # AI_PG_ALLOW_UNCONFINED=1: adapters may run unsandboxed
+    sandbox: str | None = None  # AI_PG_SANDBOX: auto (default), bwrap, landlock or none
+    sandbox_reads: tuple[str, ...] = ()  # AI_PG_SANDBOX_READS: more read-only paths (":")
+    sandbox_hide: tuple[str, ...] = ()  # AI_PG_SANDBOX_HIDE: more paths an adapter never sees
 
     @classmethod
     def from_environ(cls, environ: Mapping[str, str] | None = None) -> Settings:
@@ -72,6 +76,10 @@ class Settings:
             allow_untracked=flag("AI_PG_ALLOW_UNTRACKED"),
             allow_stale_baseline=flag("AI_PG_ALLOW_STALE_BASELINE"),
             allow_host_creds=flag("AI_PG_ALLOW_HOST_CREDS"),
+            allow_unconfined=flag("AI_PG_ALLOW_UNCONFINED"),
+            sandbox=text("AI_PG_SANDBOX"),
+            sandbox_reads=tuple(e for e in env.get("AI_PG_SANDBOX_READS", "").split(":") if e),
+            sandbox_hide=tuple(e for e in env.get("AI_PG_SANDBOX_HIDE", "").split(":") if e),
         )
 
     @property

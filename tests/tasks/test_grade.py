@@ -329,8 +329,9 @@ def test_dataset_provenance_unresolved(fixtures_bed: Path, grade: GradeFn, write
     graded = grade(fixtures_bed, "dv01_view_build", f"--run={RUN_ID}", *force)
     assert graded.rc == 0
     assert "APG_GRADE_DATASET_UNRESOLVED dataset volume went away\n" in graded.err
+    # A run recorded without a sandbox record says so ("unrecorded").
     assert graded.source == {"dataset_provenance": "unresolved: dataset volume went away",
-                             "apg_run_id": RUN_ID, **RUN_DETAILS}
+                             "apg_run_id": RUN_ID, **RUN_DETAILS, "apg_sandbox": "unrecorded"}
     # The verdict does not change, and the grader hashes are still there.
     assert graded.result["score_details"] == normal.result["score_details"]
     assert graded.library == normal.library

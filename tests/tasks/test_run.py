@@ -32,7 +32,7 @@ from ai_proving_ground.yamlio import dumps
 Run = Callable[..., Any]  # the conftest ``apg`` fixture: apg(*args) -> CliResult(rc, out, err)
 
 RUN_ID = re.compile(r"^apg-run-\d{8}T\d{6}Z-[0-9a-f]{6}$")
-RUN_FILES = ["home", "prompt.txt", "request.json", "run.json", "stderr.log", "stdout.log"]
+RUN_FILES = ["home", "prompt.txt", "request.json", "run.json", "stderr.log", "stdout.log", "tmp"]
 PROMPT = 'Build it with $HOME, `backticks` and "quotes".\nÜnïcode, line two.\n'
 SHIPPED_TASKS = ["dv01_view_build", "cv01_footer_heading", "cv02_front_page_card"]
 
@@ -349,13 +349,16 @@ def test_request_reaches_the_adapter_by_environment_and_files(
     site = shlex.split(env["APG_SITE"])
     assert Path(site[0]).is_absolute() and site[-1] == "drush"
     assert request["run_id"] == run_dir.name and request["task_id"] == "t_echo"
-    assert request["dataset"] == record["dataset"]
+    # The dataset by name and hash, never by path: the adapter cannot read it anyway.
+    assert request["dataset"] == {k: v for k, v in record["dataset"].items() if k != "path"}
+    assert str(dataset) not in json.dumps(request) and dataset.name not in json.dumps(request)
     assert request["task_sha256"] == record["task_sha256"]
     assert (request["model"], request["adapter"], request["approot"]) == (None, "dump", str(plain))
     assert request["site_command"] == site
     # Never the answers: no solution, no checks, for any adapter but the oracle.
     text = json.dumps(request)
     assert "reference_solution" not in request and "checks" not in request
+    assert "reference_solution_file" not in request and "APG_REFERENCE_FILE" not in env
     assert "secret-check" not in text and "config:get" not in text
     # Never on stdin: a non-interactive adapter reads /dev/null.
     assert dump["stdin_is_chr"] and dump["stdin_rdev"] == os.stat("/dev/null").st_rdev
@@ -377,12 +380,18 @@ def test_only_the_oracle_is_given_the_solution_and_it_is_redacted_after(
                    "--agent", "oracle")
     run_dir, _ = only_run(plain)
     seen = json.loads((run_dir / "request-seen.json").read_text(encoding="utf-8"))
-    kept = json.loads((run_dir / "request.json").read_text(encoding="utf-8"))
+    env = json.loads((run_dir / "dump.json").read_text(encoding="utf-8"))["env"]
     assert rc == 0
-    assert seen["reference_solution"] == {"steps": [["status"], ["config:get", "system.site"]]}
+    # The solution is a file in the run directory, named by the request and the environment.
+    reference = run_dir / "reference_solution.json"
+    assert seen["reference_solution_file"] == env["APG_REFERENCE_FILE"] == str(reference)
     assert "checks" not in seen and "secret-check" not in json.dumps(seen)
-    assert kept["reference_solution"] == {"redacted": True, "steps": 2}
-    assert "config:get" not in (run_dir / "request.json").read_text(encoding="utf-8")
+    assert "config:get" not in json.dumps(seen)
+    # Gone once the oracle exited: a later agent on this bed finds no answers.
+    assert not reference.exists()
+    assert "config:get" not in "".join(p.read_text(encoding="utf-8", errors="replace")
+                                       for p in run_dir.rglob("*") if p.is_file()
+                                       and p.name != "dump.json")
 
 
 # ---------------------------------------------------------------------------- shipped adapters
@@ -509,9 +518,19 @@ def test_shipped_adapters_are_executable_scripts() -> None:
 
 def test_timeout_stops_the_adapter_and_everything_it_started(plain: Path, dataset: Path,
                                                              apg: Run, tmp_path: Path) -> None:
-    pidfile = tmp_path / "grandchild.pid"
-    # The grandchild ignores SIGTERM: only the group SIGKILL stops it.
-    add_adapter(plain, "hangs", f"(trap '' TERM; sleep 60) & echo $! > {pidfile}; wait")
+    marker = f"{60 + os.getpid() % 1000 / 1000:.3f}"  # sleep's argument names it on the host
+    started_file = plain / "started"
+    # The grandchild ignores SIGTERM: only the group SIGKILL stops it. In the sandbox's PID
+    # namespace its $! is not a host PID, so it is found by its command line.
+    add_adapter(plain, "hangs", f"(trap '' TERM; exec sleep {marker}) & touch {started_file}; "
+                                "wait")
+    probe = subprocess.Popen(["sleep", marker])  # the search below finds such a process
+    deadline = time.monotonic() + 10
+    while probe.pid not in _pids_running(["sleep", marker]):  # until it has exec'd sleep
+        assert time.monotonic() < deadline, "the search never found a running sleep"
+        time.sleep(0.05)
+    probe.kill()
+    probe.wait()
     started = time.monotonic()
     rc, _out, err = apg("run", "t_echo", "--approot", str(plain), "--dataset", str(dataset),
                         "--agent", "hangs", "--timeout", "0.5")
@@ -520,11 +539,25 @@ def test_timeout_stops_the_adapter_and_everything_it_started(plain: Path, datase
     _, record = only_run(plain)
     assert record["status"] == "timed_out" and record["attempted"] is False
     assert record["timeout_s"] == 0.5
-    grandchild = int(pidfile.read_text())
+    assert started_file.exists()
     deadline = time.monotonic() + 10
-    while _alive(grandchild):
+    while any(_alive(pid) for pid in _pids_running(["sleep", marker])):
         assert time.monotonic() < deadline, "the adapter's child outlived the timeout"
         time.sleep(0.05)
+
+
+def _pids_running(argv: list[str]) -> list[int]:
+    """Host PIDs whose command line is exactly ``argv``."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                cmdline = (entry / "cmdline").read_bytes().split(b"\0")[:-1]
+            except OSError:
+                continue
+            if [part.decode(errors="replace") for part in cmdline] == argv:
+                found.append(int(entry.name))
+    return found
 
 
 def _alive(pid: int) -> bool:

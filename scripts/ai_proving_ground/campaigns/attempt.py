@@ -196,7 +196,7 @@ class AttemptRun:
                              agent=self.attempt.agent, dataset=str(self.context.campaign.dataset.path),
                              model=self.attempt.model, echo_stdout_to_stderr=True,
                              extra_env=arm.agent_env, timeout_s=spec.agent_timeout_s,
-                             children=self.context.children, settings=job.settings)
+                             children=self.context.children, settings=self._agent_settings())
         with (self.directory / "agent.log").open("w", encoding="utf-8") as log, \
                 report.redirected(log, log):
             try:
@@ -212,6 +212,12 @@ class AttemptRun:
         self._note(run_status=run["status"], adapter_exit_code=code, adapter_said=said,
                    timeout_s=spec.agent_timeout_s,
                    no_attempt_reason=str(run.get("no_attempt_reason") or ""))
+
+    def _agent_settings(self) -> Settings:
+        """The job's settings, with the campaign directory and the job's escrow hidden from the
+        agent's sandbox (records, other beds, the escrowed verifier)."""
+        job, hide = self._job, (str(self.context.files.directory), str(self._job.escrow_root))
+        return replace(job.settings, sandbox_hide=(*job.settings.sandbox_hide, *hide))
 
     def _verify_after(self) -> bool:
         """True when judging code changed; a baseline mismatch is restored."""

@@ -8,6 +8,12 @@ attempt in <baseline dir>/runs/<run-id>/run.json. It never grades: follow it wit
 ``apg grade <task-id> --run=<run-id>``. The adapter's output is teed to the terminal (its
 stdout to stderr under --json, which prints run.json alone on stdout) and saved beside run.json.
 
+The adapter runs in a sandbox (bubblewrap, else Landlock) that writes only the bed, the run
+directory and the run's HOME and TMPDIR; run.json's "sandbox" records what it allowed.
+--unshare-net cuts the network (bubblewrap keeps loopback). $AI_PG_SANDBOX_READS adds read-only
+paths (separated by ":"); $AI_PG_SANDBOX picks the backend (auto, bwrap, landlock). With no
+sandbox available the run is refused (APG_RUN_UNCONFINED) unless AI_PG_ALLOW_UNCONFINED=1.
+
 Exit codes:
   0  attempt recorded: the adapter exited 0 (APG_RUN_ATTEMPTED)
   1  no attempt: the adapter exited non-zero or could not start (APG_RUN_NO_ATTEMPT), or the
@@ -15,7 +21,8 @@ Exit codes:
      overrides it deliberately, with APG_RUN_CRED_OVERRIDDEN), or the adapter outlived
      --timeout and was stopped with everything it started (APG_RUN_TIMED_OUT); run.json
      records each of these; or another apg run is in flight on the bed (APG_RUN_BUSY:
-     nothing recorded)
+     nothing recorded); or no sandbox works on this machine (APG_RUN_UNCONFINED: nothing
+     recorded)
   2  usage: bad arguments (APG_USAGE), unknown task (APG_TASK_UNKNOWN), dataset not found or
      invalid (APG_DATASET_NOT_FOUND, APG_DATASET_INVALID), unknown adapter
      (APG_RUN_AGENT_UNKNOWN), adapter not executable (APG_RUN_AGENT_NOT_EXECUTABLE), a bad
@@ -54,6 +61,8 @@ def build_parser() -> ArgumentParser:
     parser.add_argument("--timeout", type=positive_seconds, metavar="SECONDS",
                         help="stop the adapter and everything it started after this long "
                              "(recorded as timed_out, no attempt)")
+    parser.add_argument("--unshare-net", action="store_true",
+                        help="no network in the adapter's sandbox (bubblewrap: loopback only)")
     return parser
 
 
@@ -65,7 +74,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         options = RunOptions(task_id=args.task_id, approot=resolve_bed(args.approot, settings),
                              agent=args.agent, dataset=args.dataset, model=args.model or None,
                              echo_stdout_to_stderr=args.json, timeout_s=args.timeout,
-                             settings=settings)
+                             settings=settings, unshare_net=args.unshare_net)
         outcome = run_task(options)
         if args.json:
             sys.stdout.write(dumps_record(outcome.record))

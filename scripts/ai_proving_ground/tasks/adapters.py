@@ -13,12 +13,18 @@ of spaces and quotes, the last occurrence winning. Keys (exact spelling):
     host environment variables the adapter may receive; everything else is withheld.
 ``## Interactive: yes``
     the adapter keeps the caller's stdin (the terminal); others get /dev/null.
+``## Reads: /ABS/PATH1,/ABS/PATH2``
+    more paths the adapter's sandbox may read (a model cache, a tool's install); absolute.
+``## Commands: NAME1,NAME2``
+    programs the adapter runs; the sandbox may read each one's install prefix (``X`` for
+    ``X/bin/NAME``, found on the adapter's PATH, symlinks followed), e.g. ``node,claude``.
 """
 
 from __future__ import annotations
 
 import os
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -34,6 +40,7 @@ UNKNOWN = "unknown"
 # Annotations sit at the top of a script; a bounded read keeps a large binary adapter cheap.
 HEADER_BYTES = 64 * 1024
 ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+COMMAND_NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.+-]*")
 
 
 @dataclass(frozen=True)
@@ -44,6 +51,8 @@ class AdapterHeader:
     credentials: str = UNKNOWN
     env: tuple[str, ...] = ()
     interactive: bool = False
+    reads: tuple[str, ...] = ()
+    commands: tuple[str, ...] = ()
 
     @property
     def needs_credentials(self) -> bool:
@@ -67,7 +76,8 @@ class Adapter:
     def as_record(self) -> dict[str, object]:
         return {"name": self.name, "path": str(self.path), "source": self.source,
                 "credentials": self.header.credentials, "description": self.header.description,
-                "env": list(self.header.env), "interactive": self.header.interactive}
+                "env": list(self.header.env), "interactive": self.header.interactive,
+                "reads": list(self.header.reads), "commands": list(self.header.commands)}
 
 
 def parse_annotations(text: str) -> dict[str, str]:
@@ -91,16 +101,24 @@ def parse_header(text: str, where: str = "adapter") -> AdapterHeader:
         credentials=credentials if credentials in CREDENTIAL_CLASSES else UNKNOWN,
         env=_env_names(values.get("Env", ""), where),
         interactive=values.get("Interactive", "").lower() in {"yes", "true"},
+        reads=_listed(values.get("Reads", ""), where, "Reads", os.path.isabs, "absolute paths"),
+        commands=_listed(values.get("Commands", ""), where, "Commands",
+                         COMMAND_NAME.fullmatch, "command names"),
     )
 
 
 def _env_names(raw: str, where: str) -> tuple[str, ...]:
+    return _listed(raw, where, "Env", ENV_NAME.match, "environment variable names")
+
+
+def _listed(raw: str, where: str, key: str, valid: Callable[[str], object],
+            what: str) -> tuple[str, ...]:
     names = [part.strip() for part in raw.split(",") if part.strip()]
-    bad = [name for name in names if not ENV_NAME.match(name)]
+    bad = [name for name in names if not valid(name)]
     if bad:
-        # A typo here would silently withhold a variable the adapter needs; say so instead.
-        raise ApgError("APG_RUN_AGENT_INVALID", f"{where}: '## Env:' lists {', '.join(bad)}, "
-                       "which are not environment variable names (NAME1,NAME2)", exit_code=2)
+        # A typo here would silently withhold what the adapter needs; say so instead.
+        raise ApgError("APG_RUN_AGENT_INVALID", f"{where}: '## {key}:' lists {', '.join(bad)}, "
+                       f"which are not {what} (ONE,TWO)", exit_code=2)
     return tuple(dict.fromkeys(names))
 
 

@@ -152,6 +152,16 @@ def _dataset_provenance(request: GradeRequest, dataset: Dataset, task: Task) -> 
         return {"dataset_provenance": f"unresolved: {exc}"}
 
 
+def _sandbox_provenance(run: dict[str, Any] | None) -> dict[str, str]:
+    """How the graded attempt was confined, as run.json recorded it."""
+    sandbox = (run or {}).get("sandbox")
+    if not isinstance(sandbox, dict):
+        return {"apg_sandbox": "unrecorded"}
+    return {"apg_sandbox": str(sandbox.get("backend")),
+            "apg_sandbox_unconfined_allowed": str(sandbox.get("unconfined_allowed") is True).lower(),
+            "apg_sandbox_network": str(sandbox.get("network", "")).lower()}
+
+
 def _grader_provenance(request: GradeRequest, task: Task) -> dict[str, str]:
     details = {"hash_algorithm": "sha256"}
     class_file = Path(checks_module.__file__)
@@ -262,6 +272,7 @@ def build_envelope(request: GradeRequest, dataset: Dataset, task: Task,
     if request.run_id:
         source_details["apg_run_id"] = request.run_id
         source_details.update(_run_details(run or {}))
+        source_details.update(_sandbox_provenance(run))
     failed = [r.id for r in outcome if not r.passed]
     name = f"{dataset.name}.{task.id}"
     return {

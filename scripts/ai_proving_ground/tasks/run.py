@@ -5,10 +5,16 @@ The run directory is ``<baseline dir>/runs/<run-id>/`` (beside the baselines, so
 ``run.json``     the authoritative record, written new-then-rename: first ``status: running``,
                  then the final status (``attempted``, ``no_attempt``, ``refused``, ``interrupted``)
 ``prompt.txt``   the task prompt, verbatim (``APG_PROMPT_FILE``)
-``request.json`` the run request (``APG_REQUEST_FILE``); the oracle's copy carries the reference
-                 solution, which is removed again once the oracle exits
+``request.json`` the run request (``APG_REQUEST_FILE``); it names the dataset, never its path
+``reference_solution.json``  the oracle's alone (``APG_REFERENCE_FILE``): the task's reference
+                 solution, removed again once the oracle exits
 ``stdout.log``, ``stderr.log``  the adapter's output, also teed to the terminal
-``home/``        the adapter's ``HOME``
+``home/``, ``tmp/``  the adapter's ``HOME`` and ``TMPDIR``
+
+The adapter runs confined (:mod:`ai_proving_ground.tasks.sandboxing`): it writes only the bed,
+its run directory, HOME and TMPDIR, and cannot see the dataset, the escrow, other runs or the
+operator's HOME. ``run.json``'s ``sandbox`` says what was allowed. With no sandbox on the machine
+the run is refused (``APG_RUN_UNCONFINED``) unless ``SandboxOptions.allow_unconfined`` says so.
 
 The adapter runs in the app root with an environment built from an allow-list: ``PATH``,
 ``LANG``, ``LC_*``, ``TERM``, ``TZ``, ``TMPDIR``, the names its ``## Env:`` header declares, and
@@ -44,14 +50,17 @@ from ai_proving_ground import proc, report
 from ai_proving_ground.baselines.locking import only_one
 from ai_proving_ground.baselines.store import runs_dir
 from ai_proving_ground.errors import ApgError
+from ai_proving_ground.escrow.locations import escrow_root
 from ai_proving_ground.fsutil import atomic_write_json, atomic_write_text
 from ai_proving_ground.layout import BedLayout
 from ai_proving_ground.report import say
+from ai_proving_ground.sandbox.confine import Backend, Confinement, SandboxOptions, choose_backend
 from ai_proving_ground.settings import DEFAULT_SETTINGS, Settings
 from ai_proving_ground.tasks.adapters import ENV_NAME, Adapter, find_adapter, selected_name
 from ai_proving_ground.tasks.dataset import Dataset, Task, resolve_task
 from ai_proving_ground.tasks.preflight import ALLOW_VARIABLE, Preflight, preflight
 from ai_proving_ground.tasks.run_record import write_run
+from ai_proving_ground.tasks.sandboxing import confine_adapter, run_home, run_tmp
 from ai_proving_ground.transcripts import review_run
 
 ALLOWED_HOST_VARIABLES = frozenset({"PATH", "LANG", "TERM", "TZ", "TMPDIR"})
@@ -59,6 +68,7 @@ ALLOWED_HOST_VARIABLES = frozenset({"PATH", "LANG", "TERM", "TZ", "TMPDIR"})
 # can never shadow a host variable, a credential or a request variable.
 EXTRA_ENV_PREFIX = "APG_ARM_"
 ORACLE = "oracle"
+REFERENCE_FILE = "reference_solution.json"
 TRANSCRIPTS = {"stdout": "stdout.log", "stderr": "stderr.log"}
 # Held by the apg run in flight on a bed, in the baseline directory beside runs/.
 IN_FLIGHT = ".run.lock"
@@ -81,6 +91,7 @@ class RunOptions:
     # Where a harness keeps its live children, so its Ctrl-C reaches this adapter too.
     children: proc.Children = field(default_factory=proc.Children)
     settings: Settings = field(default=DEFAULT_SETTINGS, compare=False)
+    unshare_net: bool = False  # --unshare-net: the adapter's sandbox has no network
 
 
 @dataclass(frozen=True)
@@ -102,6 +113,8 @@ class _Plan:
     adapter: Adapter
     preflight: Preflight
     ddev_project: str
+    sandbox: SandboxOptions
+    backend: Backend
 
 
 def now_iso() -> str:
@@ -164,8 +177,11 @@ def _plan(options: RunOptions) -> _Plan:
     adapter = find_adapter(selected_name(options.agent, settings), options.approot)
     check_extra_env(options.extra_env, adapter)
     checked = preflight(options.approot, adapter.header.credentials, settings.allow_host_creds)
+    sandbox = SandboxOptions.from_settings(settings, network=not options.unshare_net,
+                                           hide=[escrow_root(settings)])
     return _Plan(options=options, dataset=dataset, task=task, adapter=adapter, preflight=checked,
-                 ddev_project=ddev_project(options.approot))
+                 ddev_project=ddev_project(options.approot),
+                 sandbox=sandbox, backend=choose_backend(sandbox))
 
 
 def check_extra_env(extra_env: Mapping[str, str], adapter: Adapter) -> None:
@@ -233,12 +249,15 @@ def _attempt(plan: _Plan, run_dir: Path, record: dict[str, Any]) -> RunOutcome:
     atomic_write_text(prompt_file, plan.task.prompt)
     request = build_request(plan, run_dir)
     atomic_write_json(request_file, request)
-    write_run(run_dir, record)
     env = adapter_environment(os.environ, plan, run_dir, request_file, prompt_file)
+    confinement = confine_adapter(plan.backend, plan.sandbox, plan.options.approot,
+                                  run_dir, plan.adapter, plan.dataset, plan.task, env, os.environ)
+    record["sandbox"] = confinement.as_record()
+    write_run(run_dir, record)
     say("APG_RUN_STARTED", f"run {run_dir.name}: task {plan.task.id} with adapter "
         f"{plan.adapter.name!r} ({plan.adapter.path}); record: {run_dir / 'run.json'}")
     try:
-        exit_code = _spawn(plan, run_dir, env)
+        exit_code = _spawn(plan, run_dir, env, confinement)
     except _TimedOut as exc:
         _finish(run_dir, record, "timed_out", exc.adapter_exit_code)
         say("APG_RUN_TIMED_OUT", f"run {run_dir.name}: adapter {plan.adapter.name!r} still ran "
@@ -250,8 +269,7 @@ def _attempt(plan: _Plan, run_dir: Path, record: dict[str, Any]) -> RunOutcome:
         _finish(run_dir, record, "interrupted", getattr(exc, "adapter_exit_code", None))
         raise
     finally:
-        if "reference_solution" in request:
-            _redact_solution(request_file, request)
+        (run_dir / REFERENCE_FILE).unlink(missing_ok=True)
     if exit_code is None:
         _finish(run_dir, record, "no_attempt", None)
         return RunOutcome(record=record, run_dir=run_dir, exit_code=1)
@@ -275,13 +293,14 @@ def _attempt(plan: _Plan, run_dir: Path, record: dict[str, Any]) -> RunOutcome:
 
 
 def build_request(plan: _Plan, run_dir: Path) -> dict[str, Any]:
-    """The run request; only the oracle is given the reference solution, nobody the checks."""
+    """The run request; only the oracle is given the reference solution (a file in its run
+    directory), nobody the checks or the dataset's path."""
     approot = plan.options.approot
     request: dict[str, Any] = {
         "run_id": run_dir.name,
         "task_id": plan.task.id,
-        "dataset": {"name": plan.dataset.name, "path": plan.dataset.display_path(approot),
-                    "sha256": plan.dataset.sha256, "version": plan.dataset.version},
+        "dataset": {"name": plan.dataset.name, "sha256": plan.dataset.sha256,
+                    "version": plan.dataset.version},
         "task_sha256": plan.task.sha256,
         "model": plan.options.model or None,
         "adapter": plan.adapter.name,
@@ -292,15 +311,11 @@ def build_request(plan: _Plan, run_dir: Path) -> dict[str, Any]:
         "site_command": site_command(ddev=bool(plan.ddev_project)),
     }
     if plan.adapter.name == ORACLE:
-        request["reference_solution"] = {"steps": plan.task.reference_steps}
+        reference = run_dir / REFERENCE_FILE
+        atomic_write_json(reference, {"task_id": plan.task.id,
+                                      "steps": plan.task.reference_steps})
+        request["reference_solution_file"] = str(reference)
     return request
-
-
-def _redact_solution(request_file: Path, request: dict[str, Any]) -> None:
-    """The run dir sits in the bed, where a later agent could read the oracle's answers."""
-    steps = request.pop("reference_solution")["steps"]
-    request["reference_solution"] = {"redacted": True, "steps": len(steps)}
-    atomic_write_json(request_file, request)
 
 
 def adapter_environment(host: Mapping[str, str], plan: _Plan, run_dir: Path,
@@ -315,9 +330,10 @@ def adapter_environment(host: Mapping[str, str], plan: _Plan, run_dir: Path,
     if header.credentials == "host-shared" and "HOME" in host:
         env["HOME"] = host["HOME"]
     else:
-        home = run_dir / "home"
-        home.mkdir(mode=0o700, exist_ok=True)
-        env["HOME"] = str(home)
+        run_home(run_dir).mkdir(mode=0o700, exist_ok=True)
+        env["HOME"] = str(run_home(run_dir))
+    run_tmp(run_dir).mkdir(mode=0o700, exist_ok=True)
+    env["TMPDIR"] = str(run_tmp(run_dir))
     env.update({
         "APG_RUN_ID": run_dir.name,
         "APG_RUN_DIR": str(run_dir),
@@ -331,6 +347,8 @@ def adapter_environment(host: Mapping[str, str], plan: _Plan, run_dir: Path,
         "APG_SITE": shlex.join(site_command(ddev=bool(plan.ddev_project))),
         "APG_ADAPTER": plan.adapter.name,
     })
+    if plan.adapter.name == ORACLE:
+        env["APG_REFERENCE_FILE"] = str(run_dir / REFERENCE_FILE)
     return env
 
 
@@ -345,16 +363,19 @@ class _Interrupted(KeyboardInterrupt):
         self.adapter_exit_code = adapter_exit_code
 
 
-def _spawn(plan: _Plan, run_dir: Path, env: dict[str, str]) -> int | None:
-    """Run the adapter, teeing its output; None when it could not be started."""
+def _spawn(plan: _Plan, run_dir: Path, env: dict[str, str],
+           confinement: Confinement) -> int | None:
+    """Run the adapter in its sandbox, teeing its output; None when it could not be started."""
     interactive = plan.adapter.header.interactive
     try:
         # A non-interactive adapter gets its own session under the keeper, so a timeout, an
         # interrupt or the death of this process stops everything it started (an agent CLI's
         # shells and servers), not just the adapter itself. An interactive one stays in the
-        # terminal's foreground group, where Ctrl-C reaches it directly.
-        child = proc.Child([str(plan.adapter.path)], cwd=plan.options.approot, env=env,
-                           stdin=None if interactive else proc.DEVNULL,
+        # terminal's foreground group, where Ctrl-C reaches it directly. Either way it runs in
+        # its sandbox, where a failed exec would only be the sandbox's exit code: check first.
+        proc.check_program(str(plan.adapter.path), plan.options.approot, env)
+        child = proc.Child(confinement.wrap([str(plan.adapter.path)]), cwd=plan.options.approot,
+                           env=env, stdin=None if interactive else proc.DEVNULL,
                            new_session=not interactive, guard=not interactive)
     except proc.CannotStart as exc:
         say("APG_RUN_NO_ATTEMPT", f"adapter {plan.adapter.name!r} {exc} ({plan.adapter.path})")

@@ -1,0 +1,183 @@
+"""Choosing the sandbox for one adapter run, and the policy a run gets.
+
+:func:`run_policy` builds the policy of one ``apg run``: it writes the bed, its run directory and
+the run's own HOME and TMP; it reads the system, this Python and the installed package, the
+adapter and whatever the adapter or the operator declared; it never sees the baseline directory
+(other runs' records, grades, dumps), the dataset's directory (checks, hidden verifiers,
+reference solutions), the escrow, the operator's HOME, host secrets or a Docker socket.
+:func:`confine` picks the backend: bubblewrap when it works here, else Landlock, else it
+refuses with ``APG_RUN_UNCONFINED`` unless the operator allowed running unconfined.
+"""
+
+from __future__ import annotations
+
+import shutil
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
+
+from ai_proving_ground.errors import ApgError
+from ai_proving_ground.paths import PROJECT_ROOT
+from ai_proving_ground.sandbox import bwrap, landlock
+from ai_proving_ground.sandbox.policy import (
+    DOCKER_SOCKETS,
+    SYSTEM_READS,
+    SYSTEM_SECRETS,
+    Policy,
+    project_reads,
+    python_reads,
+    resolv_conf_reads,
+    resolved,
+)
+from ai_proving_ground.settings import Settings
+
+# "none" runs unconfined on purpose, and only with allow_unconfined.
+BACKENDS = ("auto", "bwrap", "landlock", "none")
+UNCONFINED_VARIABLE = "AI_PG_ALLOW_UNCONFINED"
+
+
+@dataclass(frozen=True)
+class SandboxOptions:
+    """How the operator wants adapters confined; resolved once at the edge."""
+
+    allow_unconfined: bool = False  # AI_PG_ALLOW_UNCONFINED=1: run unconfined when none works
+    network: bool = True  # --unshare-net: loopback only (bwrap), no TCP (Landlock)
+    backend: str = "auto"  # auto (bwrap, else Landlock), one of them only, or none
+    extra_reads: tuple[Path, ...] = ()  # more read-only paths (an npm prefix, a model cache)
+    extra_masks: tuple[Path, ...] = ()  # more paths the adapter must never see
+
+    @classmethod
+    def from_settings(cls, settings: Settings, network: bool = True,
+                      hide: Iterable[Path] = ()) -> SandboxOptions:
+        """AI_PG_ALLOW_UNCONFINED, AI_PG_SANDBOX, AI_PG_SANDBOX_READS and AI_PG_SANDBOX_HIDE;
+        ``hide`` adds what the caller knows must stay hidden (the escrow root)."""
+        return cls(allow_unconfined=settings.allow_unconfined, network=network,
+                   backend=settings.sandbox or "auto",
+                   extra_reads=tuple(Path(p) for p in settings.sandbox_reads),
+                   extra_masks=(*(Path(p) for p in settings.sandbox_hide), *hide))
+
+
+@dataclass(frozen=True)
+class RunPaths:
+    """The paths of one run that the policy is made of."""
+
+    approot: Path
+    run_dir: Path
+    home: Path
+    tmp: Path
+    adapter: Path
+    state_dir: Path  # the baseline directory: dumps, other runs, stored grades
+    hidden: tuple[Path, ...] = ()  # dataset, hidden verifier, escrow, operator's HOME, ...
+
+
+@dataclass(frozen=True)
+class Confinement:
+    """The sandbox an adapter runs in: an argv prefix, the policy and how it was chosen."""
+
+    backend: str  # bwrap, landlock or none
+    prefix: tuple[str, ...]
+    policy: Policy
+    unconfined_allowed: bool
+    notes: tuple[str, ...] = ()
+
+    def wrap(self, argv: Sequence[str]) -> list[str]:
+        return [*self.prefix, *argv]
+
+    def as_record(self) -> dict[str, object]:
+        record: dict[str, object] = {"backend": self.backend,
+                                     "unconfined_allowed": self.unconfined_allowed,
+                                     "notes": list(self.notes)}
+        if self.backend != "none":
+            record.update(self.policy.as_record())
+        return record
+
+
+@dataclass(frozen=True)
+class Backend:
+    """The sandbox that works on this machine, chosen before a run directory exists."""
+
+    name: str  # bwrap, landlock or none
+    unconfined_allowed: bool
+    program: str = ""  # bwrap's path
+    abi: int = 0  # Landlock's ABI
+    notes: tuple[str, ...] = ()
+
+    def confine(self, policy: Policy) -> Confinement:
+        if self.name == "bwrap":
+            prefix = bwrap.bwrap_argv(self.program, policy)
+        elif self.name == "landlock":
+            prefix = landlock.wrapper_argv(policy, self.abi)
+        else:
+            prefix = []
+        return Confinement(self.name, tuple(prefix), policy, self.unconfined_allowed, self.notes)
+
+
+def choose_backend(options: SandboxOptions) -> Backend:
+    """The first backend that works here; ``APG_RUN_UNCONFINED`` when none does and the
+    operator did not allow running unconfined."""
+    if options.backend not in BACKENDS:
+        raise ApgError("APG_USAGE", f"sandbox backend {options.backend!r} is not one of "
+                       f"{', '.join(BACKENDS)}", exit_code=2)
+    allowed, tried = options.allow_unconfined, []
+    if options.backend == "none":
+        tried.append("the operator asked for no sandbox (AI_PG_SANDBOX=none)")
+    if options.backend in ("auto", "bwrap"):
+        found, why = _bwrap_here()
+        if found is not None:
+            return Backend("bwrap", allowed, program=found)
+        tried.append(why)
+    if options.backend in ("auto", "landlock"):
+        abi = landlock.abi_version()
+        if abi > 0:
+            return Backend("landlock", allowed, abi=abi, notes=(*tried, f"Landlock ABI {abi}"))
+        tried.append("Landlock is not available (it needs Linux 5.13+ with the landlock LSM)")
+    if allowed:
+        return Backend("none", True, notes=(*tried, f"{UNCONFINED_VARIABLE}=1: unconfined"))
+    raise ApgError("APG_RUN_UNCONFINED", f"no sandbox for the adapter: {'; '.join(tried)}. "
+                   "Install bubblewrap (apt-get install bubblewrap) or run on Linux 5.13+ with "
+                   f"Landlock enabled; or set {UNCONFINED_VARIABLE}=1 to run adapters unconfined "
+                   "deliberately (recorded in run.json and the envelope)")
+
+
+@cache
+def _bwrap_here() -> tuple[str | None, str]:
+    """bwrap's path when it can build a sandbox on this machine, else why not (asked once)."""
+    found = bwrap.find_bwrap()
+    if found is None:
+        return None, "bubblewrap (bwrap) is not installed"
+    why = bwrap.probe(found)
+    return (None, f"bubblewrap does not work here: {why}") if why else (found, "")
+
+
+def run_policy(paths: RunPaths, reads: Iterable[Path], network: bool) -> Policy:
+    """The policy of one adapter run (see the module doc)."""
+    writable = [paths.approot, paths.run_dir, paths.home, paths.tmp]
+    readable = [Path(p) for p in SYSTEM_READS] + python_reads() + project_reads(PROJECT_ROOT)
+    readable += [*resolv_conf_reads(), paths.adapter, *reads]
+    masked = [Path(p) for p in (*SYSTEM_SECRETS, *DOCKER_SOCKETS)] + [paths.state_dir]
+    real_writable = {resolved(p) for p in writable}
+    masked += [p for p in paths.hidden if resolved(p) not in real_writable]
+    return Policy(workdir=paths.approot, home=paths.home, tmp=paths.tmp,
+                  writable=tuple(writable), readable=tuple(readable), masked=tuple(masked),
+                  network=network)
+
+
+def command_reads(commands: Iterable[str], search_path: str) -> list[Path]:
+    """The install prefix of each command found on ``search_path``, both where PATH finds it
+    and where its symlink leads; a command not found adds nothing (the adapter says so)."""
+    found: list[Path] = []
+    for name in commands:
+        hit = shutil.which(name, path=search_path)
+        if hit is not None:
+            found += [install_prefix(Path(hit).absolute()), install_prefix(resolved(hit))]
+    return found
+
+
+def install_prefix(program: Path) -> Path:
+    """``P`` for ``P/node_modules/...`` (the outermost: an npm package needs its siblings, such
+    as a platform binary), else ``X`` for ``X/bin/NAME``, else the program's folder."""
+    modules = [parent for parent in program.parents if parent.name == "node_modules"]
+    if modules:
+        return modules[-1].parent
+    return program.parent.parent if program.parent.name == "bin" else program.parent

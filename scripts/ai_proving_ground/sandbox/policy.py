@@ -1,0 +1,147 @@
+"""What an adapter's sandbox allows, as data: an allow-list of paths plus masks.
+
+A :class:`Policy` says which paths the adapter may read, which it may write, and which it must
+never see even where an allowed path contains them (``masked``). Nothing else of the host's
+file system exists inside the sandbox, so the escrow, the campaign directory, other beds and the
+operator's HOME are out of reach unless an allowed path holds them, and then a mask hides them.
+:func:`mount_plan` turns a policy into one ordered list of mounts that both backends follow:
+bubblewrap mounts them in order (a deeper mount lands on top of a shallower one), Landlock grants
+them as rules and carves the masks out of the grants that contain them.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ai_proving_ground.errors import ApgError
+from ai_proving_ground.fsutil import is_within
+from ai_proving_ground.paths import PACKAGE_DIR
+
+# The system's programs and libraries; each is bound read-only when it exists (a symlink such
+# as /bin -> usr/bin stays a symlink).
+SYSTEM_READS = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc")
+# Host secrets inside the system paths: masked even though /etc is readable.
+SYSTEM_SECRETS = ("/etc/shadow", "/etc/gshadow", "/etc/shadow-", "/etc/gshadow-", "/etc/sudoers",
+                  "/etc/sudoers.d", "/etc/ssh", "/etc/ssl/private")
+# Sockets that hand out the host: never reachable, whatever an adapter declares.
+DOCKER_SOCKETS = ("/run/docker.sock", "/var/run/docker.sock", "/run/podman/podman.sock",
+                  "/var/run/podman/podman.sock", "/run/containerd/containerd.sock")
+# The project folders apg itself needs at run time (the package, adapters, recipes and
+# fixtures); datasets/, campaigns/, tests/ and build/ stay out.
+PROJECT_READS = ("scripts", "ddev", "recipes", "fixtures")
+# Shipped folders an adapter never sees, even where the package is readable (a wheel ships them
+# inside it, under ai_proving_ground/_data/).
+SHIPPED_HIDDEN = ("datasets", "campaigns")
+
+MOUNT_KINDS = ("ro", "rw", "mask")
+
+
+@dataclass(frozen=True)
+class Policy:
+    """One adapter's sandbox: where it starts, what it reads, writes and never sees."""
+
+    workdir: Path
+    home: Path
+    tmp: Path
+    writable: tuple[Path, ...]
+    readable: tuple[Path, ...]
+    masked: tuple[Path, ...]
+    network: bool = True  # False: no network but loopback (bwrap), no TCP at all (Landlock)
+
+    def as_record(self) -> dict[str, object]:
+        """What the sandbox allowed, for run.json (mounts only where the path exists)."""
+        plan = mount_plan(self)
+        return {
+            "workdir": str(self.workdir), "home": str(self.home), "tmp": str(self.tmp),
+            "network": self.network,
+            "writable": [m.path for m in plan if m.kind == "rw"],
+            "readable": [m.path for m in plan if m.kind == "ro"],
+            "masked": [m.path for m in plan if m.kind == "mask"],
+        }
+
+
+@dataclass(frozen=True, order=True)
+class Mount:
+    """One step of the mount plan: ``path`` (absolute, resolved) bound ``ro``/``rw`` or masked.
+
+    ``link`` is set when the policy named a symlink: the link is recreated, pointing at ``path``.
+    """
+
+    depth: int
+    path: str
+    kind: str
+    link: str | None = field(default=None, compare=False)
+    is_dir: bool = field(default=True, compare=False)
+
+
+def resolved(path: Path | str) -> Path:
+    return Path(os.path.realpath(path))
+
+
+def mount_plan(policy: Policy) -> list[Mount]:
+    """Binds for every existing readable and writable path, then masks wherever a bound path
+    contains a masked one, ordered so that a deeper mount always lands on a shallower one."""
+    binds: dict[Path, Mount] = {}
+    named: list[Path] = []
+    for kind, paths in (("ro", policy.readable), ("rw", policy.writable)):
+        for raw in paths:
+            real = resolved(raw)
+            if real.exists():
+                binds[real] = _mount(real, kind)  # writable wins over readable at one path
+                named.append(Path(os.path.abspath(raw)))
+    links = _links(named, set(binds))
+    masks: dict[Path, Mount] = {}
+    for raw in policy.masked:
+        real = resolved(raw)
+        if real.exists() and any(is_within(real, bound) for bound in binds):
+            if binds.get(real, _mount(real, "ro")).kind == "rw":
+                raise ApgError("APG_RUN_SANDBOX_CONFLICT", f"{real} must be both writable and "
+                               "hidden in the adapter's sandbox; move it (the bed, the run "
+                               "directory) away from the escrow, campaign and dataset directories")
+            masks[real] = _mount(real, "mask")
+            binds.pop(real, None)
+    return sorted([*binds.values(), *masks.values(), *links])
+
+
+def _links(named: list[Path], bound: set[Path]) -> list[Mount]:
+    """Paths the policy named through a symlink (/bin -> usr/bin, a bed reached through a linked
+    folder), recreated as links to their real path unless a bound or linked parent shows them."""
+    links = {path: resolved(path) for path in named if resolved(path) != path}
+    shown = bound | set(links)
+    return [Mount(len(path.parts), str(path), "ro", link=str(real))
+            for path, real in links.items() if not any(o in path.parents for o in shown)]
+
+
+def _mount(path: Path, kind: str) -> Mount:
+    return Mount(len(path.parts), str(path), kind, is_dir=path.is_dir())
+
+
+def masks_under(plan: Iterable[Mount], root: str) -> list[str]:
+    """The masked paths strictly below ``root``."""
+    base = Path(root)
+    return [m.path for m in plan if m.kind == "mask" and base in Path(m.path).parents]
+
+
+def python_reads() -> list[Path]:
+    """This interpreter wherever it lives (a venv, pyenv, /usr), the folders it imports from
+    (site-packages, a user site, an editable checkout's scripts/) and the installed package."""
+    from_python = {sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix}
+    paths = [Path(p) for p in sorted(from_python)]
+    paths.append(resolved(sys.executable).parent.parent)
+    paths += [Path(entry) for entry in sys.path if entry and os.path.isdir(entry)]
+    return [*paths, PACKAGE_DIR]
+
+
+def project_reads(project_root: Path) -> list[Path]:
+    """The shipped folders apg needs (its datasets and campaigns are masked: see SHIPPED_HIDDEN)."""
+    return [project_root / name for name in PROJECT_READS]
+
+
+def resolv_conf_reads() -> list[Path]:
+    """A symlinked /etc/resolv.conf points into /run, which is not bound: bind its target."""
+    conf = Path("/etc/resolv.conf")
+    return [resolved(conf)] if conf.is_symlink() else []

@@ -1,0 +1,79 @@
+"""How ``apg run`` confines its adapter: the run's paths turned into a sandbox policy.
+
+What the adapter never sees, beyond what :mod:`ai_proving_ground.sandbox.confine` always hides:
+the dataset file and its directory (checks, hidden verifier patches), the shipped datasets and
+campaigns (inside the package, in a wheel), and the operator's HOME (both ``$HOME`` and the
+account's home directory); ``apg run`` adds the escrow root. What it may read beyond the system,
+this Python and the package: its ``## Reads:`` paths, the install prefixes of its
+``## Commands:``, and the operator's extra reads (``SandboxOptions``).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import pwd
+from collections.abc import Mapping
+from pathlib import Path
+
+from ai_proving_ground.paths import PROJECT_ROOT
+from ai_proving_ground.report import say
+from ai_proving_ground.sandbox.confine import (
+    Backend,
+    Confinement,
+    RunPaths,
+    SandboxOptions,
+    command_reads,
+    run_policy,
+)
+from ai_proving_ground.sandbox.policy import SHIPPED_HIDDEN
+from ai_proving_ground.tasks.adapters import Adapter
+from ai_proving_ground.tasks.dataset import Dataset, Task
+
+
+def run_home(run_dir: Path) -> Path:
+    return run_dir / "home"
+
+
+def run_tmp(run_dir: Path) -> Path:
+    return run_dir / "tmp"
+
+
+def operator_homes(host: Mapping[str, str]) -> list[Path]:
+    """``$HOME`` and the account's own home directory (they differ under a harness)."""
+    homes = [Path(host["HOME"])] if host.get("HOME") else []
+    with contextlib.suppress(KeyError):  # an account without a passwd entry
+        homes.append(Path(pwd.getpwuid(os.getuid()).pw_dir))
+    return homes
+
+
+def hidden_paths(dataset: Dataset, task: Task) -> list[Path]:
+    """What grades the task: the dataset, its directory, its hidden verifier."""
+    hidden = [dataset.path, dataset.path.parent, *(PROJECT_ROOT / n for n in SHIPPED_HIDDEN)]
+    patch = (task.hidden_verifier or {}).get("patch")
+    if isinstance(patch, str) and patch:
+        hidden.append(dataset.path.parent / patch)
+    return hidden
+
+
+def confine_adapter(backend: Backend, options: SandboxOptions, approot: Path, run_dir: Path,
+                    adapter: Adapter, dataset: Dataset, task: Task,
+                    env: Mapping[str, str], host: Mapping[str, str]) -> Confinement:
+    """The sandbox for this run; ``env`` is the adapter's environment (its HOME and PATH)."""
+    home, tmp = Path(env["HOME"]), Path(env["TMPDIR"])
+    homes = operator_homes(host)
+    shared_home = home in homes  # a host-shared adapter, allowed deliberately
+    declared = [Path(p) for p in adapter.header.reads]
+    reads = [*declared, *command_reads(adapter.header.commands, env.get("PATH", "")),
+             *options.extra_reads]
+    hidden = hidden_paths(dataset, task) + list(options.extra_masks)
+    if not shared_home:
+        hidden += homes
+    paths = RunPaths(approot=approot, run_dir=run_dir, home=home, tmp=tmp, adapter=adapter.path,
+                     state_dir=run_dir.parent.parent, hidden=tuple(hidden))
+    confinement = backend.confine(run_policy(paths, reads, options.network))
+    if confinement.backend == "none":
+        say("APG_RUN_UNCONFINED_ALLOWED", f"run {run_dir.name}: no sandbox here "
+            f"({'; '.join(confinement.notes)}); the adapter runs unconfined as the operator allowed")
+    return confinement
+
