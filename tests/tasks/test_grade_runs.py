@@ -107,7 +107,7 @@ def test_grade_applies_the_hidden_verifier_by_default(apg: Any, fixtures_bed: Pa
 def test_a_second_apg_run_on_a_busy_bed_refuses(apg: Any, fixtures_bed: Path) -> None:
     agents = fixtures_bed / ".ddev" / "agents"
     agents.mkdir(parents=True)
-    gate = fixtures_bed.parent / "gate"
+    gate = fixtures_bed / "gate"  # inside the bed: the adapter's sandbox sees nothing else
     (agents / "waits").write_text(f"#!/bin/sh\n## Credentials: none\ntouch {gate}.started\n"
                                   f"while [ ! -e {gate} ]; do sleep 0.05; done\n")
     (agents / "waits").chmod(0o755)

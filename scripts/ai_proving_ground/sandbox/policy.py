@@ -36,6 +36,8 @@ PROJECT_READS = ("scripts", "ddev", "recipes", "fixtures")
 # Shipped folders an adapter never sees, even where the package is readable (a wheel ships them
 # inside it, under ai_proving_ground/_data/).
 SHIPPED_HIDDEN = ("datasets", "campaigns")
+# Where Python finds installed packages (a user site lies in a HOME: only that folder is read).
+SITE_DIRS = ("site-packages", "dist-packages")
 
 MOUNT_KINDS = ("ro", "rw", "mask")
 
@@ -127,13 +129,15 @@ def masks_under(plan: Iterable[Mount], root: str) -> list[str]:
 
 
 def python_reads() -> list[Path]:
-    """This interpreter wherever it lives (a venv, pyenv, /usr), the folders it imports from
-    (site-packages, a user site, an editable checkout's scripts/) and the installed package."""
+    """This interpreter wherever it lives (a venv, pyenv, /usr), its site folders (a user site
+    too) and the folder the package is imported from (an editable checkout's scripts/)."""
     from_python = {sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix}
     paths = [Path(p) for p in sorted(from_python)]
     paths.append(resolved(sys.executable).parent.parent)
-    paths += [Path(entry) for entry in sys.path if entry and os.path.isdir(entry)]
-    return [*paths, PACKAGE_DIR]
+    # Site folders only: sys.path may also hold a harness's own folders (pytest's tests/).
+    paths += [Path(entry) for entry in sys.path
+              if Path(entry).name in SITE_DIRS and os.path.isdir(entry)]
+    return [*paths, PACKAGE_DIR.parent]
 
 
 def project_reads(project_root: Path) -> list[Path]:
