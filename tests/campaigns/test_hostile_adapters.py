@@ -18,7 +18,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from test_runner import FIXTURES, attempts, ordered_seed, reference_step, run_campaign
+from campaign_kit import FIXTURES, attempts, reference_step, run_campaign
+from test_runner import ordered_seed
 
 from ai_proving_ground.baselines.provision import provision
 from ai_proving_ground.paths import PROJECT_ROOT
@@ -200,7 +201,7 @@ def test_every_attack_is_refused_and_none_passes(apg: Any, tmp_path: Path, backe
     records = run_hostile(apg, scene, out, monkeypatch, backend, broad, last=HISTORY)
     assert sorted(r["agent"] for r in records) == sorted([*ATTACKS, *ATTACKS])
     for record in records:
-        assert record["status"] == "fail", record
+        assert record["outcome"] == "fail", record
         assert record["tampered"] is False, record  # refused, so nothing needed detecting
         run = json.loads((out / "runs" / f"{record['order']:04d}" / "run.json").read_text())
         assert run["sandbox"]["backend"] == backend and run["sandbox"]["unconfined_allowed"] is False
@@ -235,4 +236,6 @@ def test_without_the_sandbox_every_attack_lands(apg: Any, tmp_path: Path,
     assert HIDDEN_MARKER in loot["loot-reader"]
     assert json.loads(loot["loot-history"])
     assert loot["loot-home"] == SECRET_KEY
-    assert {r["agent"] for r in records if r["status"] == "pass"} == set(ATTACKS)
+    # The reads pay off directly (the escrow and dataset attacks may also be caught later).
+    passed = {r["agent"] for r in records if r["outcome"] == "pass"}
+    assert {"hostile-reader", "hostile-home", "hostile-history"} <= passed
