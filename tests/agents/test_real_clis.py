@@ -125,10 +125,12 @@ def test_claude_code_extra_args_are_a_list(drive: Drive) -> None:
 
 def test_codex_read_only_sandbox_gets_a_token(drive: Drive,
                                               capsys: pytest.CaptureFixture[str]) -> None:
-    # Codex's own default sandbox: the bed is read-only, so the site write fails; the model
-    # reads a token saying why, not a Python traceback.
+    # Codex's own read-only sandbox: the bed is read-only, so the site write fails; the model
+    # reads a token saying why, not a Python traceback. Codex's sandbox (a bwrap) cannot start
+    # inside apg's, so apg runs this one unconfined (opted out).
     script = build_script("ASC")
-    driven = drive("codex", script, env={"APG_CODEX_SANDBOX": "read-only"})
+    driven = drive("codex", script, env={"APG_CODEX_SANDBOX": "read-only", "AI_PG_SANDBOX": "none",
+                                         "AI_PG_ALLOW_UNCONFINED": "1"})
     assert driven.rc == 0, driven.err
     transcript = load(driven.run_dir)
     first = transcript.commands[0]
@@ -164,26 +166,15 @@ def test_claude_code_files_read_and_written(drive: Drive, cli_bed: Path) -> None
 
 @pytest.mark.skipif(not bwrap_works(), reason=NEEDS_BWRAP)
 @pytest.mark.parametrize("agent", AGENTS)
-def test_inside_bubblewrap_the_build_still_works(agent: str, drive: Drive, cli_bed: Path,
+def test_inside_bubblewrap_the_build_still_works(agent: str, drive: Drive,
                                                  capsys: pytest.CaptureFixture[str]) -> None:
-    # As apg's sandbox runs an adapter: PID 1 is bwrap, every capability dropped, /tmp private.
+    # In apg's bubblewrap sandbox: PID 1 is bwrap, every capability dropped, /tmp private.
     # Codex's own sandbox (a nested bwrap) cannot start there; its adapter sees that and leaves
     # the confining to the outer sandbox.
-    shipped = project_dir("ddev") / "agents"
-    wrapper = cli_bed / ".ddev" / "agents" / agent
-    wrapper.parent.mkdir(parents=True, exist_ok=True)
-    header = "".join(line for line in (shipped / agent).read_text(encoding="utf-8")
-                     .splitlines(keepends=True) if line.startswith("## "))
-    wrapper.write_text(
-        f"#!/usr/bin/env bash\n{header}exec bwrap --die-with-parent --cap-drop ALL "
-        "--unshare-pid --bind / / --proc /proc --dev /dev --tmpfs /tmp "
-        '--bind "$APG_APPROOT" "$APG_APPROOT" -- '
-        f"{shlex.quote(str(shipped / agent))}\n", encoding="utf-8")
-    wrapper.chmod(0o755)
     script = build_script("ASC")
-    driven = drive(agent, script)
-    assert driven.record["adapter"]["source"] == "bed", driven.err
+    driven = drive(agent, script, env={"AI_PG_SANDBOX": "bwrap"})
     assert driven.rc == 0, driven.err
+    assert driven.record["sandbox"]["backend"] == "bwrap", driven.record["sandbox"]
     check_transcript(driven, agent, script)
     assert [c.exit_code for c in load(driven.run_dir).commands] == [0, 0]
     assert score(driven.grade(capsys)) == 1.0

@@ -149,25 +149,43 @@ def test_an_attempt_spawns_only_the_adapter_and_the_escrowed_verifier(
     for argv in spawned:
         if argv[:4] == [sys.executable, "-I", "-S", str(proc.KEEPER)]:
             kind = "adapter"
-            assert argv[6:] == [str(template / ".ddev" / "agents" / "nop")] or \
-                argv[6].endswith("/ddev/agents/nop")
+            command = unwrapped(argv[6:])
+            assert command == [str(template / ".ddev" / "agents" / "nop")] or \
+                command[0].endswith("/ddev/agents/nop")
         elif argv[:2] == [sys.executable, "-I"] and argv[2].endswith("/escrow_verify.py"):
             kind = "verifier"
+        elif Path(argv[0]).name == "bwrap" and argv[-1] == "true":  # can bwrap work here?
+            kind = "probe"
         elif Path(argv[0]).name == "git":  # the tool reset, verify and the diff use, not a step
             kind = "git"
         else:
             kind = "other"
         kinds.setdefault(kind, []).append(argv)
-    assert set(kinds) == {"adapter", "verifier", "git"}, kinds.get("other")
+    assert set(kinds) - {"probe"} == {"adapter", "verifier", "git"}, kinds.get("other")
+    assert len(kinds.get("probe", [])) <= 1  # asked once a process
     assert len(kinds["adapter"]) == 2  # one per attempt
     # before and after each attempt; the job's escrow is made in-process
     assert len(kinds["verifier"]) == 4
 
 
+def unwrapped(command: list[str]) -> list[str]:
+    """The adapter's argv inside the sandbox wrapper (bwrap, or the Landlock exec wrapper)."""
+    landlock = [sys.executable, "-P", "-m", "ai_proving_ground.sandbox.landlock"]
+    if Path(command[0]).name == "bwrap" or command[:4] == landlock:
+        return command[command.index("--") + 1:]
+    return command
+
+
+@pytest.mark.parametrize("confined", [True, False], ids=["sandboxed", "unconfined"])
 def test_a_hostile_adapter_that_reaches_the_escrow_and_the_dataset_never_passes(
-        apg: Any, tmp_path: Path, template: Path) -> None:
+        apg: Any, tmp_path: Path, template: Path, confined: bool,
+        monkeypatch: pytest.MonkeyPatch) -> None:
     """It overwrites the escrowed verifier (wherever it found it: here it is told) and replaces
-    the dataset with one whose checks always pass; nothing of it may count as a pass."""
+    the dataset with one whose checks always pass; nothing of it may count as a pass. Confined,
+    the sandbox refuses the attack first; unconfined (opted out), it lands and is detected."""
+    if not confined:
+        monkeypatch.setenv("AI_PG_SANDBOX", "none")
+        monkeypatch.setenv("AI_PG_ALLOW_UNCONFINED", "1")
     dataset = tmp_path / "data" / "tasks.yml"
     dataset.parent.mkdir()
     dataset.write_bytes(BUILD_TASKS.read_bytes())
@@ -183,19 +201,25 @@ def test_a_hostile_adapter_that_reaches_the_escrow_and_the_dataset_never_passes(
         "arms": {"a": {"agent_env": env}, "b": {"agent_env": env}}})
     run_campaign(apg, spec, out)
     first, second = attempts(out)
+    assert build_report(out)["totals"]["pass"] == 0
+    if confined:
+        for record in (first, second):
+            assert record["outcome"] in {"tampered", "fail", "no_attempt"}, record
+        assert dataset.read_bytes() == BUILD_TASKS.read_bytes()
+        return
     assert first["outcome"] == "tampered"
     assert "escrow:escrow_verify.py changed" in first["reason"]
     # The dataset it rewrote is not the one the campaign loaded: nothing more is graded on it.
     assert second["outcome"] == "infra_error"
     assert "APG_CAMPAIGN_DATASET_CHANGED" in second["reason"]
-    assert build_report(out)["totals"]["pass"] == 0
 
 
 def test_sigkill_of_the_runner_leaves_no_adapter_alive(tmp_path: Path, template: Path) -> None:
-    pids = tmp_path / "pids"
+    """The adapter says it started in its bed (the sandbox lets it write nowhere else, and its
+    PIDs are its namespace's): the runner's descendants, seen from here, must all die with it."""
     spec = write_spec(tmp_path / "spec.yml", {
         **spec_body(template, ["lingers"]), "jobs": 1, "repeats": 1,
-        "arms": {"a": {"agent_env": {"APG_ARM_PIDS": str(pids)}}, "b": {}}})
+        "arms": {"a": {"agent_env": {"APG_ARM_PIDS": "lingers.pids"}}, "b": {}}})
     env = {k: v for k, v in os.environ.items() if not k.startswith(("AI_PG_", "APG_"))}
     runner = subprocess.Popen(
         [sys.executable, "-m", "ai_proving_ground.cli.main", "campaign", "run", str(spec),
@@ -203,13 +227,41 @@ def test_sigkill_of_the_runner_leaves_no_adapter_alive(tmp_path: Path, template:
         env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
         deadline = time.monotonic() + 120
-        while not pids.is_file() and runner.poll() is None and time.monotonic() < deadline:
+        while not list((tmp_path / "beds").glob("*/lingers.pids")) and runner.poll() is None \
+                and time.monotonic() < deadline:
             time.sleep(0.1)
-        assert pids.is_file(), "the adapter never started"
-        adapter, grandchild = (int(p) for p in pids.read_text().split())
-        assert alive(adapter) and alive(grandchild)
+        assert list((tmp_path / "beds").glob("*/lingers.pids")), "the adapter never started"
+        lingering = descendants(runner.pid)  # the keeper, the sandbox, the adapter and its child
+        sleeping = [pid for pid in lingering if command(pid)[:1] == ["sleep"]]
+        assert len(sleeping) >= 2 and all(alive(pid) for pid in sleeping), sleeping
     finally:
         runner.send_signal(signal.SIGKILL)
         runner.wait()
-    for pid in (adapter, grandchild):
+    for pid in lingering:
         assert wait_until_dead(pid), f"pid {pid} outlived the runner"
+
+
+def command(pid: int) -> list[str]:
+    try:
+        return Path(f"/proc/{pid}/cmdline").read_bytes().decode(errors="replace").split("\0")[:-1]
+    except OSError:
+        return []
+
+
+def descendants(root: int) -> list[int]:
+    """Every live process below ``root``, by parent PID in /proc."""
+    parents: dict[int, int] = {}
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                stat = (entry / "stat").read_text()
+            except OSError:
+                continue
+            parents[int(entry.name)] = int(stat.rsplit(")", 1)[1].split()[1])
+    found, frontier = [], [root]
+    while frontier:
+        parent = frontier.pop()
+        children = [pid for pid, ppid in parents.items() if ppid == parent]
+        found.extend(children)
+        frontier.extend(children)
+    return found
