@@ -41,10 +41,9 @@ def only_run(approot: Path) -> tuple[Path, dict[str, Any]]:
 
 
 @pytest.fixture
-def plain(tmp_path: Path) -> Path:
-    approot = tmp_path / "plain"
-    approot.mkdir()
-    return approot
+def plain(bed: Path) -> Path:
+    """A bed without fixtures (apg run refuses a directory with no site in it)."""
+    return bed
 
 
 @pytest.fixture
