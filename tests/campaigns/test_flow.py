@@ -23,6 +23,7 @@ from ai_proving_ground.campaigns.report import build_report, summary_line
 from ai_proving_ground.campaigns.runner import RunnerOptions
 from ai_proving_ground.campaigns.runner import run_campaign as run_in_process
 from ai_proving_ground.cli.campaign import site_step
+from ai_proving_ground.keeper import descendants
 from ai_proving_ground.paths import PROJECT_ROOT
 from ai_proving_ground.settings import Settings
 from ai_proving_ground.yamlio import dumps, load_yaml
@@ -248,20 +249,3 @@ def command(pid: int) -> list[str]:
         return []
 
 
-def descendants(root: int) -> list[int]:
-    """Every live process below ``root``, by parent PID in /proc."""
-    parents: dict[int, int] = {}
-    for entry in Path("/proc").iterdir():
-        if entry.name.isdigit():
-            try:
-                stat = (entry / "stat").read_text()
-            except OSError:
-                continue
-            parents[int(entry.name)] = int(stat.rsplit(")", 1)[1].split()[1])
-    found, frontier = [], [root]
-    while frontier:
-        parent = frontier.pop()
-        children = [pid for pid, ppid in parents.items() if ppid == parent]
-        found.extend(children)
-        frontier.extend(children)
-    return found

@@ -25,7 +25,9 @@ from ai_proving_ground.cli import provision as provision_cli
 from ai_proving_ground.cli import reset as reset_cli
 from ai_proving_ground.cli import run as run_cli
 from ai_proving_ground.cli import verify as verify_cli
+from ai_proving_ground.errors import ApgError
 from ai_proving_ground.gitutil import git
+from ai_proving_ground.sandbox.confine import SandboxOptions, choose_backend
 
 pytestmark = pytest.mark.skipif(shutil.which("php") is None, reason="php not found: apt-get install php-cli")
 
@@ -156,6 +158,36 @@ def test_oracle_and_nop_discriminate_and_the_oracle_goes_through_drush(
     assert sent[0]["command"][3:5] == ["views.view.kb_billing", "?"]
     assert sent[0]["command"][5].startswith("{id: kb_billing")  # the YAML reached drush verbatim
     assert attempt("nop") == 0.0
+
+
+@pytest.mark.parametrize("sandbox", ["auto", "none"])
+def test_a_confined_adapter_reaches_the_site_through_the_broker_an_unconfined_one_runs_ddev(
+    bed: Path, stub: Stub, cli: Cli, monkeypatch: pytest.MonkeyPatch, sandbox: str
+) -> None:
+    if sandbox == "none":
+        monkeypatch.setenv("AI_PG_SANDBOX", "none")
+        monkeypatch.setenv("AI_PG_ALLOW_UNCONFINED", "1")
+    else:
+        try:
+            choose_backend(SandboxOptions())
+        except ApgError as exc:
+            pytest.skip(f"needs a sandbox: {exc}")
+    provision(cli, bed, "kb_docs", "canvas_home")
+    rc, out, err = cli(run_cli.main, "--approot", str(bed), "dv01_view_build", "--agent=oracle", "--json")
+    assert rc == 0, err
+    record = json.loads(out)
+    run_dir = bed / ".ai-proving-ground" / "runs" / record["run_id"]
+    assert json.loads((run_dir / "run.json").read_text())["sandbox"] == record["sandbox"]
+    brokered = record["sandbox"].get("site_broker")
+    if sandbox == "none":
+        assert record["sandbox"]["backend"] == "none"
+        assert brokered is None  # unconfined, the oracle ran ddev itself
+    else:
+        assert record["sandbox"]["backend"] in ("bwrap", "landlock")
+        assert brokered == {"socket": str(run_dir / "site.sock"), "serves": "drush",
+                            "approot": str(bed), "environment_variable": "APG_SITE_BROKER"}
+        assert not (run_dir / "site.sock").exists()  # the broker stopped with the adapter
+    assert site_state(bed)["config"].get("views.view.kb_billing")  # the oracle's step landed
 
 
 def test_grade_is_one_round_trip_and_fails_a_wrong_order(bed: Path, stub: Stub, cli: Cli) -> None:

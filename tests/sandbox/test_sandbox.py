@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from ai_proving_ground.errors import ApgError
-from ai_proving_ground.sandbox import bwrap, confine, landlock
+from ai_proving_ground.sandbox import broker, bwrap, confine, landlock
 from ai_proving_ground.sandbox.confine import (
     Backend,
     RunPaths,
@@ -222,6 +222,22 @@ def test_a_bed_named_through_a_symlink_is_there_by_that_name(backend: str, world
     done = sandboxed(backend, run_policy(paths, [], True), f"pwd; cat '{linked}/db/site.sqlite'")
     assert done.returncode == 0, done.stderr
     assert done.stdout.split() == [str(linked), "db"]
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("network", [True, False])
+def test_the_site_broker_is_reachable_from_inside(backend: str, network: bool,
+                                                  world: World) -> None:
+    """The broker's socket in the run directory is the sandbox's one way to the site."""
+    echo = [sys.executable, "-c", "import sys; print(' '.join(sys.argv[1:]))"]
+    path = world.run_dir / broker.SOCKET_NAME
+    client = (f"{sys.executable} -c 'import sys, pathlib; from ai_proving_ground.sandbox.broker "
+              "import ask; print(ask(pathlib.Path(sys.argv[1]), sys.argv[2:]).stdout, end=\"\")' "
+              f"'{path}' status --format=json")
+    with broker.SiteBroker(path, world.bed, lambda args: [*echo, *args], os.environ).serving():
+        done = sandboxed(backend, world.policy(network=network), client)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == "status --format=json\n"
 
 
 @needs_bwrap

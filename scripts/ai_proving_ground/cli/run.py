@@ -45,7 +45,8 @@ from ai_proving_ground.cli.common import (
     run,
 )
 from ai_proving_ground.settings import Settings
-from ai_proving_ground.tasks.run import RunOptions, dumps_record, run_task
+from ai_proving_ground.tasks.run import RunOptions, run_task
+from ai_proving_ground.tasks.run_record import dumps_record
 
 
 def build_parser() -> ArgumentParser:

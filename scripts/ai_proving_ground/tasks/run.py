@@ -6,15 +6,15 @@ The run directory is ``<baseline dir>/runs/<run-id>/`` (beside the baselines, so
                  then the final status (``attempted``, ``no_attempt``, ``refused``, ``interrupted``)
 ``prompt.txt``   the task prompt, verbatim (``APG_PROMPT_FILE``)
 ``request.json`` the run request (``APG_REQUEST_FILE``); it names the dataset, never its path
-``reference_solution.json``  the oracle's alone (``APG_REFERENCE_FILE``): the task's reference
-                 solution, removed again once the oracle exits
+``reference_solution.json``  the oracle's alone (``APG_REFERENCE_FILE``), removed when it exits
 ``stdout.log``, ``stderr.log``  the adapter's output, also teed to the terminal
 ``home/``, ``tmp/``  the adapter's ``HOME`` and ``TMPDIR``
 
-The adapter runs confined (:mod:`ai_proving_ground.tasks.sandboxing`): it writes only the bed,
-its run directory, HOME and TMPDIR, and cannot see the dataset, the escrow, other runs or the
-operator's HOME. ``run.json``'s ``sandbox`` says what was allowed. With no sandbox on the machine
-the run is refused (``APG_RUN_UNCONFINED``) unless ``SandboxOptions.allow_unconfined`` says so.
+The adapter runs confined (``tasks.sandboxing``): it writes only the bed, its run directory,
+HOME and TMPDIR, and cannot see the dataset, the escrow, other runs or the operator's HOME; on a
+DDEV bed it reaches the site through ``site.sock`` in its run directory (``tasks.site_access``).
+``run.json``'s ``sandbox`` says what was allowed. With no sandbox on the machine the run is
+refused (``APG_RUN_UNCONFINED``) unless ``SandboxOptions.allow_unconfined`` says so.
 
 The adapter runs in the app root with an environment built from an allow-list: ``PATH``,
 ``LANG``, ``LC_*``, ``TERM``, ``TZ``, ``TMPDIR``, the names its ``## Env:`` header declares, and
@@ -22,9 +22,9 @@ the request variables (``APG_*``, which win over anything declared). ``RunOption
 adds values a harness chooses (a campaign arm's ``agent_env``): only for names the adapter
 declares or names starting ``APG_ARM_``; any other name refuses the run before anything is
 written (``APG_RUN_ENV_REFUSED``), so an arm cannot smuggle in ``PATH``, ``HOME`` or a credential
-the adapter never asked for. ``HOME`` is the run's own
-``home/`` so a CLI cannot pick up the host's logins (``~/.claude``, ``~/.codex``); only a
-host-shared adapter, which runs only under ``AI_PG_ALLOW_HOST_CREDS=1``, gets the host's HOME.
+the adapter never asked for. ``HOME`` is the run's own ``home/`` so a CLI cannot pick up the
+host's logins (``~/.claude``, ``~/.codex``); only a host-shared adapter, which runs only under
+``AI_PG_ALLOW_HOST_CREDS=1``, gets the host's HOME.
 Stdin is /dev/null unless the adapter declares ``## Interactive: yes``.
 """
 
@@ -32,19 +32,15 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
-import json
 import os
 import secrets
 import shlex
 import subprocess
-import sys
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
-
-import yaml
 
 from ai_proving_ground import proc, report
 from ai_proving_ground.baselines.locking import only_one
@@ -52,8 +48,8 @@ from ai_proving_ground.baselines.store import runs_dir
 from ai_proving_ground.errors import ApgError
 from ai_proving_ground.escrow.locations import escrow_root
 from ai_proving_ground.fsutil import atomic_write_json, atomic_write_text
-from ai_proving_ground.layout import BedLayout
 from ai_proving_ground.report import say
+from ai_proving_ground.sandbox.broker import ENV_VARIABLE as BROKER_VARIABLE
 from ai_proving_ground.sandbox.confine import Backend, Confinement, SandboxOptions, choose_backend
 from ai_proving_ground.settings import DEFAULT_SETTINGS, Settings
 from ai_proving_ground.tasks.adapters import ENV_NAME, Adapter, find_adapter, selected_name
@@ -61,6 +57,8 @@ from ai_proving_ground.tasks.dataset import Dataset, Task, resolve_task
 from ai_proving_ground.tasks.preflight import ALLOW_VARIABLE, Preflight, preflight
 from ai_proving_ground.tasks.run_record import write_run
 from ai_proving_ground.tasks.sandboxing import confine_adapter, run_home, run_tmp
+from ai_proving_ground.tasks.site_access import ddev_project, site_broker
+from ai_proving_ground.tasks.site_access import site_command as site_command  # its old home
 from ai_proving_ground.transcripts import review_run
 
 ALLOWED_HOST_VARIABLES = frozenset({"PATH", "LANG", "TERM", "TZ", "TMPDIR"})
@@ -123,26 +121,6 @@ def now_iso() -> str:
 
 def new_run_id() -> str:
     return f"apg-run-{datetime.now(UTC).strftime('%Y%m%dT%H%M%SZ')}-{secrets.token_hex(3)}"
-
-
-def site_command(ddev: bool = False) -> list[str]:
-    """The bed's site command line (``apg drush`` on DDEV, else ``apg site``), with this
-    interpreter's own ``apg``, not PATH's."""
-    command = "drush" if ddev else "site"
-    script = Path(sys.executable).parent / "apg"
-    if script.is_file() and os.access(script, os.X_OK):
-        return [str(script), command]
-    return [sys.executable, "-m", "ai_proving_ground.cli.main", command]
-
-
-def ddev_project(approot: Path) -> str:
-    """The ``name:`` in .ddev/config.yaml, else empty (the embedded site has no DDEV project)."""
-    try:
-        data = yaml.safe_load(BedLayout(approot).ddev_config.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, yaml.YAMLError):
-        return ""
-    name = data.get("name") if isinstance(data, dict) else None
-    return name if isinstance(name, str) else ""
 
 
 # ---------------------------------------------------------------------------- the run
@@ -253,11 +231,16 @@ def _attempt(plan: _Plan, run_dir: Path, record: dict[str, Any]) -> RunOutcome:
     confinement = confine_adapter(plan.backend, plan.sandbox, plan.options.approot,
                                   run_dir, plan.adapter, plan.dataset, plan.task, env, os.environ)
     record["sandbox"] = confinement.as_record()
+    broker = site_broker(confinement, bool(plan.ddev_project), plan.options.approot, run_dir,
+                         os.environ)
+    if broker is not None:  # a confined adapter on a DDEV bed reaches its site through it
+        env[BROKER_VARIABLE], record["sandbox"]["site_broker"] = broker.address, broker.as_record()
     write_run(run_dir, record)
     say("APG_RUN_STARTED", f"run {run_dir.name}: task {plan.task.id} with adapter "
         f"{plan.adapter.name!r} ({plan.adapter.path}); record: {run_dir / 'run.json'}")
     try:
-        exit_code = _spawn(plan, run_dir, env, confinement)
+        with broker.serving() if broker is not None else contextlib.nullcontext():
+            exit_code = _spawn(plan, run_dir, env, confinement)
     except _TimedOut as exc:
         _finish(run_dir, record, "timed_out", exc.adapter_exit_code)
         say("APG_RUN_TIMED_OUT", f"run {run_dir.name}: adapter {plan.adapter.name!r} still ran "
@@ -267,6 +250,9 @@ def _attempt(plan: _Plan, run_dir: Path, record: dict[str, Any]) -> RunOutcome:
     except KeyboardInterrupt as exc:
         # Ctrl-C: the record must not stay "running"; the CLI reports APG_INTERRUPTED.
         _finish(run_dir, record, "interrupted", getattr(exc, "adapter_exit_code", None))
+        raise
+    except ApgError:  # the site broker could not serve (APG_SITE_BROKER_FAILED): nothing ran
+        _finish(run_dir, record, "no_attempt", None)
         raise
     finally:
         (run_dir / REFERENCE_FILE).unlink(missing_ok=True)
@@ -411,8 +397,3 @@ class _TimedOut(Exception):
     def __init__(self, adapter_exit_code: int | None) -> None:
         super().__init__(adapter_exit_code)
         self.adapter_exit_code = adapter_exit_code
-
-
-def dumps_record(record: Mapping[str, Any]) -> str:
-    """run.json as ``--json`` prints it: the same canonical form as the file."""
-    return json.dumps(record, indent=2, sort_keys=True) + "\n"

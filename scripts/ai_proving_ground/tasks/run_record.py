@@ -9,6 +9,8 @@ checked value. ``status`` is ``running``, then ``attempted`` (the adapter exited
 
 from __future__ import annotations
 
+import json
+from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar
@@ -63,3 +65,8 @@ def read_run(path: Path) -> RunRecord:
 def write_run(run_dir: Path, record: dict[str, Any]) -> None:
     """``run_dir/run.json`` from the writer's working copy, through :class:`RunRecord`."""
     write_record(run_dir / "run.json", RunRecord.from_json(record))
+
+
+def dumps_record(record: Mapping[str, Any]) -> str:
+    """run.json as ``apg run --json`` prints it: the same canonical form as the file."""
+    return json.dumps(record, indent=2, sort_keys=True) + "\n"

@@ -215,9 +215,14 @@ class DdevSite(SiteDriver):
         What ``apg drush`` runs for people and agents (the oracle's reference steps carry YAML,
         which the shell-inert form could not pass).
         """
-        self.project()
+        command = self.drush_command(args)
         self.round_trips += 1
-        return run_ddev(ddev_binary(), self.approot, [*DRUSH_VERBATIM, *args], check=False)
+        return run_ddev(command[0], self.approot, command[1:], check=False)
+
+    def drush_command(self, args: Sequence[str]) -> list[str]:
+        """The ``ddev exec`` command line :meth:`drush` runs (the site broker runs it too)."""
+        self.project()
+        return [ddev_binary(), *DRUSH_VERBATIM, *args]
 
     def run_updates(self) -> list[PendingUpdate]:
         """``drush updatedb -y`` when the probe lists pending updates; return that list.
