@@ -64,7 +64,7 @@ def test_page_and_region_trees_are_accepted_and_read_back_in_one_round_trip(
                                "label": "Home"}
     rc, _, err = site(bed, "config:set", REGION, "?", json.dumps(REGION_CONFIG),
                       "--input-format=json")
-    assert (rc, err) == (0, f" [success] Saved {REGION}.\n")
+    assert (rc, err) == (0, f"APG_SITE_OK [success] Saved {REGION}.\n")
 
     driver = EmbeddedSite(bed)
     answer = driver.read_state(StateQuery(canvas=(

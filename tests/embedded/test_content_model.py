@@ -91,7 +91,7 @@ def test_entity_type_whose_module_is_not_installed_is_refused(content_bed: Path,
     rc, _, err = site(content_bed, "entity:list", "canvas_page")
     assert rc == 0, err  # listing is a read; it shows nothing
     rc, _, err = site(content_bed, "pm:install", "canvas")
-    assert (rc, err) == (0, " [success] Installed: canvas\n")
+    assert (rc, err) == (0, "APG_SITE_OK [success] Installed: canvas\n")
     rc, out, err = site(content_bed, "entity:create", "canvas_page", "--set", "title=Home",
                         "--format=json")
     assert rc == 0, err
@@ -186,7 +186,7 @@ def test_get_list_and_delete_by_id_and_by_uuid(content_bed: Path, site: Site) ->
     assert rc == 1 and err.startswith("APG_ENTITY_MISSING "), err
 
     rc, _, err = site(content_bed, "entity:delete", "node", str(made[0]["id"]))
-    assert (rc, err) == (0, " [success] Deleted 1 node entity.\n")
+    assert (rc, err) == (0, "APG_SITE_OK [success] Deleted 1 node entity.\n")
     rc, _, err = site(content_bed, "entity:delete", "node", made[2]["uuid"])
     assert rc == 0, err
     rc, out, _ = site(content_bed, "entity:list", "node", "--format=json")

@@ -42,7 +42,7 @@ def test_custom_module_installs_with_its_dependency_and_config(
         "install/foo.settings": {"colour": "blue"},
     })
     before = enabled(bed)
-    expect(site(bed, "pm:install", "foo", "-y"), 0, " [success] Installed: bar, foo\n")
+    expect(site(bed, "pm:install", "foo", "-y"), 0, "APG_SITE_OK [success] Installed: bar, foo\n")
     assert enabled(bed) == sorted([*before, "bar", "foo"])
     driver = EmbeddedSite(bed)
     shipped = driver.read_state(StateQuery(config=(
@@ -58,7 +58,7 @@ def test_custom_module_installs_with_its_dependency_and_config(
                               "type": "module", "path": "web/modules/custom/foo",
                               "status": "Enabled", "version": "2.1.0"}
     assert listing["bar"]["version"] == "1.0.0"
-    expect(site(bed, "en", "foo"), 0, " [success] Already installed.\n")
+    expect(site(bed, "en", "foo"), 0, "APG_SITE_OK [success] Already installed.\n")
 
     # The module's field works: content can use it.
     rc, out, err = site(bed, "entity:create", "node", "foo_doc", "--set", "title=F",
@@ -75,7 +75,7 @@ def test_custom_module_installs_with_its_dependency_and_config(
     # depends on it (directly or through other config).
     rc, _, err = site(bed, "entity:delete", "node", json.loads(out)["uuid"])
     assert rc == 0, err
-    expect(site(bed, "pm:uninstall", "foo"), 0, " [success] Uninstalled: foo\n")
+    expect(site(bed, "pm:uninstall", "foo"), 0, "APG_SITE_OK [success] Uninstalled: foo\n")
     gone = driver.read_state(StateQuery(config=(
         "foo.settings", "field.storage.node.field_foo", "field.field.node.foo_doc.field_foo",
         "node.type.foo_doc", "bar.settings"))).config
@@ -131,7 +131,7 @@ def test_uninstall_refusals(content_bed: Path, site: Site, make_module: MakeModu
     assert EmbeddedSite(content_bed).all_config() == before
 
     # Together, a module and the one depending on it can go.
-    expect(site(content_bed, "pmu", "foo", "bar"), 0, " [success] Uninstalled: foo, bar\n")
+    expect(site(content_bed, "pmu", "foo", "bar"), 0, "APG_SITE_OK [success] Uninstalled: foo, bar\n")
     assert "bar" not in enabled(content_bed)
 
 
@@ -143,7 +143,7 @@ def test_schema_version_bump_gives_pending_updates_until_updatedb(
     make_module(bed, "foo", info)
     assert site(bed, "pm:install", "foo")[0] == 0
     expect(site(bed, "updatedb:status", "--format=json"), 0,
-           " [success] No database updates required.\n")
+           "APG_SITE_OK [success] No database updates required.\n")
     driver = EmbeddedSite(bed)
     assert driver.modules()["foo"].schema_installed == 1
 
@@ -163,9 +163,9 @@ def test_schema_version_bump_gives_pending_updates_until_updatedb(
     state = driver.modules()["foo"]
     assert (state.version, state.schema_installed, state.schema_code) == ("1.1.0", 1, 3)
 
-    expect(site(bed, "updatedb", "-y"), 0, " [success] Ran 2 update(s).\n")
-    expect(site(bed, "updbst"), 0, " [success] No database updates required.\n")
-    expect(site(bed, "updb"), 0, " [success] No database updates required.\n")
+    expect(site(bed, "updatedb", "-y"), 0, "APG_SITE_OK [success] Ran 2 update(s).\n")
+    expect(site(bed, "updbst"), 0, "APG_SITE_OK [success] No database updates required.\n")
+    expect(site(bed, "updb"), 0, "APG_SITE_OK [success] No database updates required.\n")
     assert driver.modules()["foo"].schema_installed == 3
 
 
@@ -174,15 +174,15 @@ def test_a_module_that_gains_a_schema_after_install_has_pending_updates(
 ) -> None:
     make_module(bed, "late", {"version": "1.0.0"})
     assert site(bed, "pm:install", "late")[0] == 0
-    expect(site(bed, "updbst"), 0, " [success] No database updates required.\n")
+    expect(site(bed, "updbst"), 0, "APG_SITE_OK [success] No database updates required.\n")
     make_module(bed, "late", {"version": "1.1.0", "updates": {1: "First update"}})
     rc, out, _ = site(bed, "updbst", "--format=json")
     assert rc == 0
     assert json.loads(out) == {"late_update_1": {"module": "late", "update_id": 1,
                                                  "description": "First update",
                                                  "type": "hook_update_n"}}
-    expect(site(bed, "updb"), 0, " [success] Ran 1 update(s).\n")
-    expect(site(bed, "updbst"), 0, " [success] No database updates required.\n")
+    expect(site(bed, "updb"), 0, "APG_SITE_OK [success] Ran 1 update(s).\n")
+    expect(site(bed, "updbst"), 0, "APG_SITE_OK [success] No database updates required.\n")
 
 
 def test_malformed_info_files_name_the_file(bed: Path, site: Site,

@@ -333,10 +333,10 @@ def test_default_content_keeps_uuids_and_is_not_duplicated(
         U_NEWS_2: node_doc(U_NEWS_2, "article", "News two", field_topic=[{"value": "news"}]),
     })
     err = applied(site(content_bed, "recipe", str(recipe)))
-    assert err == (" [success] news applied: 0 modules installed, 0 config objects written, "
+    assert err == ("APG_SITE_OK [success] news applied: 0 modules installed, 0 config objects written, "
                    "2 entities created, 0 skipped (already present).\n")
     err = applied(site(content_bed, "recipe", str(recipe)))
-    assert err == (" [success] news applied: 0 modules installed, 0 config objects written, "
+    assert err == ("APG_SITE_OK [success] news applied: 0 modules installed, 0 config objects written, "
                    "0 entities created, 2 skipped (already present).\n")
 
     listing = json.loads(applied_out(site(content_bed, "entity:list", "node", "--format=json")))

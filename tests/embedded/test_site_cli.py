@@ -27,10 +27,10 @@ TOPIC_FIELD = "{entity_type: node, bundle: article, field_name: field_topic, lab
 
 
 def ok(result: tuple[int, str, str]) -> str:
-    """Assert success (exit 0, no error token) and return stdout."""
+    """Assert success (exit 0, no error token: only APG_SITE_OK lines) and return stdout."""
     rc, out, err = result
     assert rc == 0, err
-    assert "APG_" not in err, err
+    assert all(line.startswith("APG_SITE_OK ") for line in err.splitlines()), err
     return out
 
 
@@ -215,13 +215,13 @@ def test_config_set_dotted_key_and_delete(bed: Path, site: Site) -> None:
     driver = EmbeddedSite(bed)
     before = driver.all_config()
     _, _, err = site(bed, "config:set", "system.site", "page.front", "/node/1")
-    assert err == " [success] Saved system.site.\n"
+    assert err == "APG_SITE_OK [success] Saved system.site.\n"
     ok(site(bed, "cset", "system.site", "page.extra.deep", "7", "--input-format=yaml"))
     page = driver.config_get("system.site")["page"]
     assert page == {"403": "", "404": "", "front": "/node/1", "extra": {"deep": 7}}
 
     _, _, err = site(bed, "config:delete", "system.site", "page.extra")
-    assert err == " [success] Deleted system.site:page.extra.\n"
+    assert err == "APG_SITE_OK [success] Deleted system.site:page.extra.\n"
     assert driver.config_get("system.site")["page"] == {"403": "", "404": "", "front": "/node/1"}
     refused(site(bed, "cdel", "system.site", "page.extra"), "APG_CONFIG_MISSING",
             "system.site has no key page.extra")
@@ -229,7 +229,7 @@ def test_config_set_dotted_key_and_delete(bed: Path, site: Site) -> None:
     ok(site(bed, "config:set", "system.extra", "?", "{a: 1}", "--input-format=yaml"))
     assert driver.config_get("system.extra") == {"a": 1}
     _, _, err = site(bed, "config:delete", "system.extra")
-    assert err == " [success] Deleted system.extra.\n"
+    assert err == "APG_SITE_OK [success] Deleted system.extra.\n"
     assert driver.config_get("system.extra") is None
     refused(site(bed, "config:delete", "system.extra"), "APG_CONFIG_MISSING",
             "config system.extra does not exist")
@@ -278,7 +278,7 @@ def test_config_export_writes_sync_and_removes_stale_files(bed: Path, site: Site
     (sync / "stale.thing.yml").write_text("a: 1\n", encoding="utf-8")
     ok(site(bed, "config:set", "system.site", "slogan", "Prove it"))
     _, _, err = site(bed, "config:export", "-y")
-    assert err == f" [success] Config exported to {sync}: 1 written, 1 removed.\n"
+    assert err == f"APG_SITE_OK [success] Config exported to {sync}: 1 written, 1 removed.\n"
     driver = EmbeddedSite(bed)
     active = driver.all_config()
     assert sorted(p.name for p in sync.glob("*.yml")) == sorted(f"{n}.yml" for n in active)
@@ -286,7 +286,7 @@ def test_config_export_writes_sync_and_removes_stale_files(bed: Path, site: Site
         active["system.site"]
     assert not (sync / "stale.thing.yml").exists()
     _, _, err = site(bed, "cex")
-    assert err == f" [success] Config exported to {sync}: 0 written, 0 removed.\n"
+    assert err == f"APG_SITE_OK [success] Config exported to {sync}: 0 written, 0 removed.\n"
 
     other = bed.parent / "elsewhere"
     ok(site(bed, "config:export", "--destination", str(other)))
@@ -306,7 +306,7 @@ def test_config_import_replaces_active_config_and_round_trips(content_bed: Path,
 
     _, _, err = site(content_bed, "config:import", "-y")
     sync = content_bed / "config" / "sync"
-    assert err == f" [success] Config imported from {sync}: 1 created, 1 updated, 1 deleted.\n"
+    assert err == f"APG_SITE_OK [success] Config imported from {sync}: 1 created, 1 updated, 1 deleted.\n"
     assert driver.all_config() == exported
     _, _, err = site(content_bed, "cim")
     assert err.endswith(": 0 created, 0 updated, 0 deleted.\n")
@@ -522,7 +522,7 @@ def test_entity_commands_by_id_and_uuid(content_bed: Path, site: Site) -> None:
     assert list(only_pages) == ["2"]
 
     _, _, err = site(content_bed, "entity:delete", "node", "2", first["uuid"])
-    assert err == " [success] Deleted 2 node entities.\n"
+    assert err == "APG_SITE_OK [success] Deleted 2 node entities.\n"
     assert json.loads(ok(site(content_bed, "entity:list", "node", "--format=json"))) == {}
     refused(site(content_bed, "entity:get", "node", "1"), "APG_ENTITY_MISSING", "no node entity 1")
     refused(site(content_bed, "entity:delete", "node", first["uuid"]), "APG_ENTITY_MISSING",
@@ -555,7 +555,7 @@ def test_pm_list_and_cache_rebuild(bed: Path, site: Site) -> None:
     disabled = json.loads(ok(site(bed, "pml", "--status=disabled", "--format=json")))
     assert sorted(disabled) == ["image", "menu_link_content", "telephone"]
     rc, out, err = site(bed, "cr")
-    assert (rc, out, err) == (0, "", " [success] Cache rebuild complete.\n")
+    assert (rc, out, err) == (0, "", "APG_SITE_OK [success] Cache rebuild complete.\n")
 
 
 def test_config_names_that_would_leave_the_sync_directory_are_refused(bed: Path, site: Site) -> None:

@@ -56,7 +56,7 @@ def test_concurrent_config_sets_on_one_bed_all_land(bed: Path, tmp_path: Path) -
     results = [(w.wait(timeout=300), *w.communicate()) for w in writers]
     for rc, _out, err in results:
         assert "Traceback" not in err
-        assert (rc, err.splitlines()) == (0, [" [success] Saved system.site."] * ROUNDS)
+        assert (rc, err.splitlines()) == (0, ["APG_SITE_OK [success] Saved system.site."] * ROUNDS)
     reader = apg_site(bed, start, "config:get", "system.site", "--format=json")
     out, err = reader.communicate(timeout=300)
     assert reader.returncode == 0, err

@@ -101,7 +101,8 @@ def named_command(argv: Sequence[str]) -> Command | None:
 
 
 def note(message: str) -> None:
-    print(f" [success] {message}", file=stderr())
+    # An outcome line starts with its token, as every stderr line does; drush's words follow.
+    print(f"APG_SITE_OK [success] {message}", file=stderr())
 
 
 def parse_value(raw: str, input_format: str) -> Any:
