@@ -1,9 +1,10 @@
 """Sessions for ai_proving_ground: each is thin; the logic lives in the package.
 
-The supported Pythons are 3.11, 3.12 and 3.13, found as nox's own, on PATH, or installed by pyenv
-or uv without being on PATH. `tests` and every other session run once, on the oldest found (so
-`make test` costs one suite run, as CI's time budget needs); `tests-matrix` runs the suite on each
-one found. With none of them, every session fails: a missing interpreter is an error, never a skip.
+The supported Pythons are 3.11, 3.12 and 3.13, found by name: on PATH as ``pythonX.Y``, or
+installed by pyenv or uv without being on PATH. `tests` and every other session run once, on the
+oldest found (so `make test` costs one suite run, as CI's time budget needs); `tests-matrix` runs
+the suite on each one found. With none of them, every session fails (APG_NO_PYTHON): a missing
+interpreter is an error, never a skip.
 """
 
 from __future__ import annotations
@@ -12,7 +13,6 @@ import glob
 import os
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import nox
@@ -34,8 +34,8 @@ def _works(executable: str, version: str) -> bool:
         return False
 
 
-def _candidates(version: str, path: str, pyenv_root: str, executable: str) -> list[str]:
-    found = [executable, shutil.which(f"python{version}", path=path) or ""]
+def _candidates(version: str, path: str, pyenv_root: str) -> list[str]:
+    found = [shutil.which(f"python{version}", path=path) or ""]
     found += sorted(glob.glob(f"{pyenv_root}/versions/{version}.*/bin/python{version}"), reverse=True)
     uv = shutil.which("uv", path=path)
     if uv:
@@ -44,13 +44,14 @@ def _candidates(version: str, path: str, pyenv_root: str, executable: str) -> li
     return [c for c in found if c]
 
 
-def available_pythons(path: str, pyenv_root: str, executable: str, shims: Path) -> list[str]:
-    """The supported versions found here (nox's own interpreter, PATH, pyenv, uv). Those not on
-    PATH by their usual name ``pythonX.Y`` are linked into ``shims``, for the caller to put first
-    on PATH, so that nox finds them."""
+def available_pythons(path: str, pyenv_root: str, shims: Path) -> list[str]:
+    """The supported versions found here by name (PATH, pyenv, uv). Those not on PATH by their
+    usual name ``pythonX.Y`` are linked into ``shims``, for the caller to put first on PATH, so
+    that nox finds them. nox's own interpreter does not count: the venv nox runs in is no
+    interpreter a user installed."""
     available = []
     for version in SUPPORTED:
-        usable = next((c for c in _candidates(version, path, pyenv_root, executable)
+        usable = next((c for c in _candidates(version, path, pyenv_root)
                        if _works(c, version)), None)
         if usable is None:
             continue
@@ -63,22 +64,25 @@ def available_pythons(path: str, pyenv_root: str, executable: str, shims: Path) 
     return available
 
 
-def session_pythons(available: list[str]) -> list[str]:
-    # None found: declare them all anyway, so that each session fails with "interpreter not
-    # found" (error_on_missing_interpreters) instead of nox skipping it and exiting 0.
-    return available or list(SUPPORTED)
-
-
-_FOUND = available_pythons(
-    os.environ.get("PATH", ""), os.environ.get("PYENV_ROOT") or os.path.expanduser("~/.pyenv"),
-    sys.executable, _SHIMS)
-TEST_PYTHONS = session_pythons(_FOUND)
+FOUND = available_pythons(
+    os.environ.get("PATH", ""), os.environ.get("PYENV_ROOT") or os.path.expanduser("~/.pyenv"), _SHIMS)
 if _SHIMS.is_dir():
     os.environ["PATH"] = f"{_SHIMS}{os.pathsep}{os.environ.get('PATH', '')}"
-PYTHON = TEST_PYTHONS[0]
+# None found: the sessions get no venv (python=False) and fail in _need_python. Declaring the
+# versions for nox to miss is not enough: nox finds its own interpreter by version even off PATH
+# (through python-discovery, as 2026.10 does), and would run them there.
+PYTHON: str | bool = FOUND[0] if FOUND else False
+TEST_PYTHONS: list[str] | bool = FOUND or False
+
+
+def _need_python(session: nox.Session) -> None:
+    if not FOUND:
+        session.error(f"APG_NO_PYTHON none of Python {', '.join(SUPPORTED)} found (pythonX.Y on "
+                      "PATH, pyenv or uv): install one")
 
 
 def _install(session: nox.Session, *extras: str) -> None:
+    _need_python(session)
     spec = f".[{','.join(extras)}]" if extras else "."
     session.install("-e", spec)
     session.run("python", "-m", "pip", "check")
@@ -109,7 +113,7 @@ def lint(session: nox.Session) -> None:
 # every-eval-ever needs Python 3.12 or newer and brings pandas, duckdb and matplotlib: it gets venvs
 # of its own. PyPI has no 0.2.2 release; 0.2.3rc1 bundles the 0.2.2 schema and models unchanged.
 # On a machine with only 3.11 the session says so and skips; .ci/run fails on a skipped session.
-EEE_PYTHON = next((v for v in TEST_PYTHONS if v in ("3.12", "3.13") and v in _FOUND), PYTHON)
+EEE_PYTHON = next((v for v in FOUND if v in ("3.12", "3.13")), PYTHON)
 EEE_RELEASES = {"0.2.2": "0.2.3rc1", "0.3.0": "0.3.0"}  # schema version -> package release
 ENVELOPE_TESTS = ["tests/tasks/test_demo.py", "tests/tasks/test_grade.py",
                   "tests/tasks/test_results.py", "tests/tasks/test_end_to_end.py"]
@@ -119,6 +123,7 @@ ENVELOPE_TESTS = ["tests/tasks/test_demo.py", "tests/tasks/test_grade.py",
 @nox.parametrize("release", list(EEE_RELEASES.values()), ids=list(EEE_RELEASES))
 def eee(session: nox.Session, release: str) -> None:
     """Check the demo's and the tests' envelopes with the official every_eval_ever package."""
+    _need_python(session)
     if EEE_PYTHON not in ("3.12", "3.13"):
         session.skip("every-eval-ever needs Python 3.12 or newer: install python3.12 (or 3.13)")
     session.install("-e", ".", "pytest>=8", f"every-eval-ever=={release}")
