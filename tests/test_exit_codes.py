@@ -167,3 +167,8 @@ def test_the_loop_reports_every_outcome_with_a_token(apg: Run, fixtures_bed: Pat
     assert rc == 0
     _tokens_only(err)
     assert any(line.startswith("APG_GRADE_STORED") for line in err.splitlines()), err
+    # apg site's done writes say so with a token too (drush's bare " [success]" line did not).
+    for argv in (["cr"], ["config:set", "system.site", "name", "Tokens"]):
+        rc, _, err = apg("site", *bed, *argv)
+        assert (rc, bool(err)) == (0, True), (argv, err)
+        _tokens_only(err)
