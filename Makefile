@@ -12,10 +12,10 @@ $(NOX):
 
 demo: $(NOX)
 	$(NOX) -s demo
-	@echo "The demo's apg is $(CURDIR)/.nox/demo/bin/apg; to put apg on your PATH: pipx install . (README, Install)."
+	@echo "The demo's closing hint names its apg; to put apg on your PATH: pipx install . (README, Install)."
 
 # The tests on the oldest supported Python found, then lint, then the official
-# every_eval_ever validators (eee, Python 3.12); NOXFLAGS adds nox options.
+# every_eval_ever validators (eee, Python 3.12 or 3.13); NOXFLAGS adds nox options.
 test: $(NOX)
 	$(NOX) -s tests lint eee $(NOXFLAGS)
 
