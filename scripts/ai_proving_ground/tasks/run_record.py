@@ -5,17 +5,25 @@ and read by grade and the campaign runner through :func:`read_run`, so every rea
 checked value. ``status`` is ``running``, then ``attempted`` (the adapter exited 0),
 ``no_attempt`` (it exited non-zero or could not start), ``refused`` (the credential preflight),
 ``timed_out`` (it outlived ``timeout_s`` and was stopped) or ``interrupted``.
+
+Every key is declared here and in the schema (``additionalProperties: false``): a key that is
+neither is refused on write (a bug) and on read (``APG_RECORD_INVALID`` naming the file), so a
+new field cannot reach run.json without both. The optional ones are absent until they apply:
+``sandbox`` once the adapter's confinement is chosen (with ``site_broker`` inside it when a
+confined adapter's DDEV site is brokered), ``agent_transcript`` once its output was parsed,
+``no_attempt_reason`` when the adapter exited 0 yet tried nothing.
 """
 
 from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, fields
 from pathlib import Path
 from typing import Any, ClassVar
 
-from ai_proving_ground.records import read_record, write_record
+from ai_proving_ground.errors import ApgError
+from ai_proving_ground.records import RECORD_INVALID, read_record, write_record
 
 STATUSES = ("running", "attempted", "no_attempt", "refused", "timed_out", "interrupted")
 
@@ -44,18 +52,28 @@ class RunRecord:
     transcripts: dict[str, str] | None = None
     # The wall-clock limit the adapter ran under (null: none).
     timeout_s: float | None = None
-    # What other parts of the product record beside these (the sandbox, the agent's transcript).
-    details: dict[str, Any] = field(default_factory=dict)
+    # What the sandbox allowed (``sandbox.confine.Confinement.as_record``, plus
+    # ``site_broker``); absent when nothing ran confined or not (a refused run).
+    sandbox: dict[str, Any] | None = None
+    # The agent's transcript in brief (``transcripts.record.Transcript.summary``), or
+    # ``{"error": ...}`` when its output could not be parsed; absent without a parser.
+    agent_transcript: dict[str, Any] | None = None
+    # Why an adapter that exited 0 recorded no attempt (every tool call was denied).
+    no_attempt_reason: str | None = None
+
+    OPTIONAL: ClassVar[frozenset[str]] = frozenset(
+        {"sandbox", "agent_transcript", "no_attempt_reason"})
 
     def as_json(self) -> dict[str, Any]:
-        data = asdict(self)
-        return {**{k: v for k, v in data.items() if k != "details"}, **self.details}
+        return {k: v for k, v in asdict(self).items()
+                if v is not None or k not in self.OPTIONAL}
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> RunRecord:
-        known = {f for f in cls.__dataclass_fields__ if f != "details"}
-        return cls(**{k: v for k, v in data.items() if k in known},
-                   details={k: v for k, v in data.items() if k not in known})
+        return cls(**data)
+
+
+FIELDS = frozenset(f.name for f in fields(RunRecord))
 
 
 def read_run(path: Path) -> RunRecord:
@@ -64,7 +82,13 @@ def read_run(path: Path) -> RunRecord:
 
 def write_run(run_dir: Path, record: dict[str, Any]) -> None:
     """``run_dir/run.json`` from the writer's working copy, through :class:`RunRecord`."""
-    write_record(run_dir / "run.json", RunRecord.from_json(record))
+    path = run_dir / "run.json"
+    undeclared = sorted(set(record) - FIELDS)
+    if undeclared:
+        raise ApgError(RECORD_INVALID, f"{path}: the run record has undeclared keys "
+                       f"{', '.join(undeclared)} (a bug: declare them in tasks/run_record.py "
+                       "and schemas/run.schema.json)")
+    write_record(path, RunRecord.from_json(record))
 
 
 def dumps_record(record: Mapping[str, Any]) -> str:
