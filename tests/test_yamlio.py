@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+from typing import Any
+
 import pytest
+import yaml
 
 from ai_proving_ground import yamlio
 from ai_proving_ground.errors import ApgError
@@ -24,3 +28,30 @@ def test_loads_takes_the_caller_s_token() -> None:
 
 def test_loads_returns_the_data() -> None:
     assert yamlio.loads("a: [1, 2]\n") == {"a": [1, 2]}
+
+
+def test_positions_come_from_the_node_tree_composed_when_asked(tmp_path: Path) -> None:
+    path = tmp_path / "doc.yml"
+    path.write_text("name: x\nitems:\n  - a\n  - {b: 2}\n", encoding="utf-8")
+    doc = yamlio.load_document(path)
+    assert doc.data == {"name": "x", "items": ["a", {"b": 2}]}
+    assert doc.where(["items", 1, "b"]) == f"{path}:4:9: $.items[1].b"
+    assert isinstance(doc.root, yaml.MappingNode)
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("a: &x [1]\nb: *x\n", {"a": [1], "b": [1]}),
+    ("base: &b {x: 1}\nc:\n  <<: *b\n  y: 2\n", {"base": {"x": 1}, "c": {"x": 1, "y": 2}}),
+    ("a: !!str 1\n", {"a": "1"}),
+    ("? [k]\n: v\n", None),
+])
+def test_documents_beyond_the_event_builder_load_as_before(tmp_path: Path, text: str,
+                                                           expected: Any) -> None:
+    path = tmp_path / "doc.yml"
+    path.write_text(text, encoding="utf-8")
+    if expected is None:  # a list as a key: PyYAML refuses it, and so do we, with the position
+        with pytest.raises(ApgError) as caught:
+            yamlio.load_document(path)
+        assert caught.value.message == f"{path}:1:3: $: invalid YAML: found unhashable key"
+        return
+    assert yamlio.load_document(path).data == expected

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, NoReturn
 
@@ -28,13 +27,28 @@ def json_path(parts: Sequence[PathPart]) -> str:
     return out
 
 
-@dataclass(frozen=True)
 class YamlDocument:
-    """Parsed data plus the node tree that remembers where each value came from."""
+    """Parsed data, plus the node tree that remembers where each value came from.
 
-    path: Path
-    data: Any
-    root: yaml.Node | None
+    The tree is composed only when a position is asked for (an error message, fixture export):
+    on a fixture of 50,000 items building it costs several times what building the data does.
+    """
+
+    __slots__ = ("_root", "_text", "data", "path")
+
+    def __init__(self, path: Path, data: Any, root: yaml.Node | None = None,
+                 text: str | None = None) -> None:
+        self.path = path
+        self.data = data
+        self._root = root
+        self._text = text  # composed on demand when given; ``root`` is then ignored
+
+    @property
+    def root(self) -> yaml.Node | None:
+        if self._text is not None:
+            self._root = _compose(self._text)
+            self._text = None
+        return self._root
 
     def position(self, parts: Sequence[PathPart]) -> tuple[int, int]:
         """1-based line and column of the deepest node that ``parts`` reaches."""
@@ -76,6 +90,9 @@ def load_document(path: Path, token: str = "APG_YAML_INVALID",
         raise ApgError(token, f"{path}: not UTF-8 text ({exc.reason})") from None
     except OSError as exc:  # a directory, no permission: the path names no readable file
         raise ApgError(token, f"{path}: cannot be read ({exc.strerror}); name a YAML file") from None
+    built = _data_from_events(text)
+    if built is not _UNUSUAL:
+        return YamlDocument(path=path, data=built, text=text)
     with _yaml_errors(token, str(path)):
         root, data = _compose_and_construct(text)
     return YamlDocument(path=path, data=data, root=root)
@@ -103,6 +120,107 @@ def _compose_and_construct(text: str) -> tuple[yaml.Node | None, Any]:
     finally:
         loader.dispose()
     return root, data
+
+
+def _compose(text: str) -> yaml.Node | None:
+    loader = _Loader(text)
+    try:
+        root: yaml.Node | None = loader.get_single_node()
+    finally:
+        loader.dispose()
+    return root
+
+
+# ----------------------------------------------------------------- data straight from events
+# Composing a node tree and constructing from it runs PyYAML's Python resolver and constructor
+# per node, most of a large load. Plain documents (no anchors, aliases, explicit tags, merge keys
+# or complex keys: everything fixtures and configs hold) are built here from the parser's events
+# with the same resolver table and scalar constructors, so the data is the same; anything else,
+# invalid YAML included, goes the full way, which gives the data or the error as before.
+
+_UNUSUAL: Any = object()
+_NO_KEY: Any = object()
+_STR = "tag:yaml.org,2002:str"
+# Tags whose constructors need nothing but the scalar's text; any other resolved tag is unusual.
+_SCALAR_TAGS = frozenset({"tag:yaml.org,2002:null", "tag:yaml.org,2002:bool",
+                          "tag:yaml.org,2002:int", "tag:yaml.org,2002:float",
+                          "tag:yaml.org,2002:timestamp"})
+_PLAIN = {first: tuple(resolvers)
+          for first, resolvers in _Loader.yaml_implicit_resolvers.items()}
+_FAST = not _Loader.yaml_path_resolvers and None not in _PLAIN
+
+
+_CLOSING = frozenset({yaml.MappingEndEvent, yaml.SequenceEndEvent, yaml.DocumentEndEvent})
+
+
+class _Unusual(Exception):
+    """This document needs the full loader."""
+
+
+def _plain_scalar(loader: Any, value: str) -> Any:
+    """What the resolver and constructor make of an untagged plain scalar."""
+    tag = next((tag for tag, regexp in _PLAIN.get(value[:1], ()) if regexp.match(value)), _STR)
+    if tag == _STR:
+        return value
+    if tag not in _SCALAR_TAGS:
+        raise _Unusual(tag)
+    return loader.yaml_constructors[tag](loader, yaml.ScalarNode(tag, value))
+
+
+def _data_from_events(text: str) -> Any:
+    """The document's data, or ``_UNUSUAL`` when only the full loader may build it."""
+    if not _FAST:
+        return _UNUSUAL
+    loader = _Loader(text)
+    try:
+        return _build(loader)
+    except (_Unusual, yaml.YAMLError):
+        return _UNUSUAL
+    finally:
+        loader.dispose()
+
+
+def _build(loader: Any) -> Any:
+    get = loader.get_event
+    get()  # StreamStartEvent
+    if isinstance(get(), yaml.StreamEndEvent):
+        return None
+    root: list[Any] = []
+    # One frame per open collection: [container, the key awaiting its value (dicts only)].
+    stack: list[list[Any]] = [[root, None]]
+    while stack:
+        event = get()
+        kind = type(event)
+        if kind is yaml.ScalarEvent:
+            if event.anchor is not None or event.tag is not None:
+                raise _Unusual("anchor or tag")
+            value = _plain_scalar(loader, event.value) if event.implicit[0] else event.value
+        elif kind is yaml.MappingStartEvent or kind is yaml.SequenceStartEvent:
+            if event.anchor is not None or event.tag is not None:
+                raise _Unusual("anchor or tag")
+            value = {} if kind is yaml.MappingStartEvent else []
+        elif kind in _CLOSING:
+            stack.pop()
+            continue
+        else:  # an alias
+            raise _Unusual(kind.__name__)
+        frame = stack[-1]
+        container = frame[0]
+        if type(container) is list:
+            container.append(value)
+        elif frame[1] is _NO_KEY:
+            if type(value) is dict or type(value) is list:
+                raise _Unusual("a complex key")
+            frame[1] = value
+            continue
+        else:
+            container[frame[1]] = value
+            frame[1] = _NO_KEY
+        if kind is not yaml.ScalarEvent:
+            stack.append([value, _NO_KEY])
+    if not isinstance(get(), yaml.StreamEndEvent):
+        raise _Unusual("several documents")
+    return root[0]
 
 
 def load_yaml(path: Path, token: str = "APG_YAML_INVALID") -> Any:
