@@ -7,7 +7,10 @@ import shutil
 from collections.abc import Callable
 from pathlib import Path
 
+import pytest
+
 from ai_proving_ground.sites.base import PendingUpdate, StateQuery
+from ai_proving_ground.sites.embedded import modules
 from ai_proving_ground.sites.embedded.driver import EmbeddedSite
 
 Site = Callable[..., tuple[int, str, str]]
@@ -208,3 +211,24 @@ def test_installed_module_gone_from_disk_is_still_listed(bed: Path, site: Site,
     assert json.loads(out)["fleeting"] == {
         "package": None, "display_name": "fleeting", "name": "fleeting", "type": "module",
         "path": None, "status": "Enabled", "version": None}
+
+
+def test_one_state_query_reads_the_module_files_once(
+    bed: Path, make_module: MakeModule, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    make_module(bed, "foo", {"version": "1.0.0", "schema_version": 1, "updates": {1: "One"}})
+    reads: list[Path] = []
+    discover = modules.discover
+
+    def counted(approot: Path) -> dict[str, modules.ModuleInfo]:
+        reads.append(approot)
+        return discover(approot)
+
+    monkeypatch.setattr(modules, "discover", counted)
+    # What reset asks (and the doctor, with modules): one walk of the module directories.
+    answer = EmbeddedSite(bed).read_state(
+        StateQuery(modules=True, versions=True, pending_updates=True))
+    assert reads == [bed]
+    assert answer.modules["foo"].schema_code == 1
+    assert "foo" not in answer.versions.modules  # on disk, not installed
+    assert answer.pending_updates == []

@@ -168,10 +168,10 @@ class EmbeddedSite(SiteDriver):
 
     def run_updates(self) -> list[PendingUpdate]:
         with self.session() as store:
-            pending = reads.pending_updates(self.approot, store)
-            available = modules.discover(self.approot)
+            facts = reads.ModuleFacts.read(self.approot, store)
+            pending = reads.pending_updates(facts)
             for name in {p.module for p in pending}:
-                store.kv_set(SCHEMA_COLLECTION, name, available[name].schema_version)
+                store.kv_set(SCHEMA_COLLECTION, name, facts.available[name].schema_version)
             return pending
 
     # ------------------------------------------------------------------ config

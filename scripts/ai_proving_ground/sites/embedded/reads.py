@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import sqlite3
 from collections.abc import Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -32,10 +33,27 @@ NO_SUCH_VIEW = "no such view or display"
 DISABLED_PAGE = "not served (disabled: page path 404)"
 
 
+@dataclass(frozen=True)
+class ModuleFacts:
+    """The module files on disk and what the database records of them, read once per request."""
+
+    approot: Path
+    available: dict[str, modules.ModuleInfo]
+    enabled: set[str]
+    schema: dict[str, Any]
+
+    @classmethod
+    def read(cls, approot: Path, store: Store) -> ModuleFacts:
+        return cls(approot, modules.discover(approot), enabled_modules(store),
+                   store.kv_all(SCHEMA_COLLECTION))
+
+
 def answer(approot: Path, store: Store, query: StateQuery) -> StateAnswer:
     answer = StateAnswer()
-    if query.modules:
-        answer.modules = _module_states(approot, store)
+    wants_modules = query.modules or query.pending_updates or query.versions
+    facts = ModuleFacts.read(approot, store) if wants_modules else None
+    if facts and query.modules:
+        answer.modules = _module_states(facts)
     if query.config:
         answer.config = store.config_get_many(query.config)
     for prefix in query.config_prefixes:
@@ -46,10 +64,10 @@ def answer(approot: Path, store: Store, query: StateQuery) -> StateAnswer:
     answer.counts = [_count(store, q) for q in query.counts]
     answer.views = [_execute_view(store, q) for q in query.views]
     answer.canvas = [_canvas_tree(store, ref) for ref in query.canvas]
-    if query.pending_updates:
-        answer.pending_updates = pending_updates(approot, store)
-    if query.versions:
-        answer.versions = _versions(approot, store)
+    if facts and query.pending_updates:
+        answer.pending_updates = pending_updates(facts)
+    if facts and query.versions:
+        answer.versions = _versions(facts)
     return answer
 
 
@@ -62,17 +80,16 @@ def enabled_in(config: Mapping[str, Any]) -> set[str]:
     return set(extension.get("module") or {})
 
 
-def _module_states(approot: Path, store: Store) -> dict[str, ModuleState]:
-    enabled = enabled_modules(store)
-    schema = store.kv_all(SCHEMA_COLLECTION)
+def _module_states(facts: ModuleFacts) -> dict[str, ModuleState]:
+    schema = facts.schema
     states: dict[str, ModuleState] = {}
-    for name, info in sorted(modules.discover(approot).items()):
+    for name, info in sorted(facts.available.items()):
         states[name] = ModuleState(
-            name=name, enabled=name in enabled, version=info.version, package=info.package,
-            path=_display_path(info.path, approot), schema_installed=schema.get(name),
+            name=name, enabled=name in facts.enabled, version=info.version, package=info.package,
+            path=_display_path(info.path, facts.approot), schema_installed=schema.get(name),
             schema_code=info.schema_version,
         )
-    for name in sorted(enabled - set(states)):
+    for name in sorted(facts.enabled - set(states)):
         # Installed but gone from disk: Drupal reports these too, and so must the doctor.
         states[name] = ModuleState(name=name, enabled=True, version=None, path=None,
                                    schema_installed=schema.get(name))
@@ -177,12 +194,11 @@ def _canvas_tree(store: Store, ref: CanvasRef) -> CanvasTree | None:
                    exit_code=2)
 
 
-def pending_updates(approot: Path, store: Store) -> list[PendingUpdate]:
-    schema = store.kv_all(SCHEMA_COLLECTION)
+def pending_updates(facts: ModuleFacts) -> list[PendingUpdate]:
+    schema = facts.schema
     pending: list[PendingUpdate] = []
-    available = modules.discover(approot)
-    for name in sorted(enabled_modules(store)):
-        info = available.get(name)
+    for name in sorted(facts.enabled):
+        info = facts.available.get(name)
         if info is None:
             continue
         # Installed before its code declared a schema: like Drupal's minimum schema
@@ -193,10 +209,10 @@ def pending_updates(approot: Path, store: Store) -> list[PendingUpdate]:
     return pending
 
 
-def _versions(approot: Path, store: Store) -> Versions:
+def _versions(facts: ModuleFacts) -> Versions:
     import platform  # lazy for start-up time: only the versions and status questions read it
 
-    states = _module_states(approot, store)
+    states = _module_states(facts)
     enabled = {n: s for n, s in states.items() if s.enabled}
     return Versions(
         core=modules.CORE_VERSION,
