@@ -18,7 +18,7 @@ from ai_proving_ground.tasks.run import site_command
 @pytest.mark.skipif(not bwrap_works(), reason=NEEDS_BWRAP)
 def test_a_read_only_bed_is_a_token(bed: Path) -> None:
     # The bed mounted read-only, as an agent's read-only sandbox sees it (root ignores modes).
-    site = [*site_command(), "--approot", str(bed)]
+    site = [*site_command(bed), "--approot", str(bed)]
     wrap = ["bwrap", "--bind", "/", "/", "--ro-bind", str(bed), str(bed), "--dev", "/dev",
             "--proc", "/proc"]
     read = subprocess.run([*wrap, *site, "config:get", "system.site", "name"],

@@ -13,6 +13,7 @@ from ai_proving_ground.cli import drush as drush_cli
 from ai_proving_ground.sites.base import StateQuery, ViewQuery
 from ai_proving_ground.sites.ddev import DdevSite
 from ai_proving_ground.sites.ddev.execute import failure_cause
+from ai_proving_ground.tasks.run import apg_command, site_command
 
 # DDEV v1.25.2+ starts a stopped project from `ddev exec` and prints its progress on stdout;
 # exec hooks print there too.
@@ -282,3 +283,12 @@ def test_apg_drush_on_an_embedded_bed_is_a_usage_error(
     err = capfd.readouterr().err
     assert "APG_USAGE" in err and "apg site" in err
     assert stub.calls() == []
+
+
+def test_the_site_command_is_the_beds_own(approot: Path) -> None:
+    # The bed decides (grade, the campaign runner and the hidden verifier pass only the bed).
+    assert site_command(approot)[-1] == "site"
+    (approot / ".ddev").mkdir()
+    (approot / ".ddev" / "config.yaml").write_text("name: bed\ntype: drupal11\n")
+    assert site_command(approot)[-1] == "drush"
+    assert site_command(approot)[:-1] == apg_command()

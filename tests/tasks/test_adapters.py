@@ -65,7 +65,7 @@ def the_run(approot: Path) -> tuple[Path, dict[str, Any]]:
 
 def prompt_arg(approot: Path) -> str:
     """The prompt as the adapters pass it: the task's, then the exact site command."""
-    site = f"{shlex.join(site_command())}"
+    site = f"{shlex.join(site_command(approot))}"
     return (resolve_task(TASK, None, approot)[1].prompt + f"\n\nThe site command is `apg site` "
             f"(on your PATH; it runs `{site}` for the bed at {approot}).")
 

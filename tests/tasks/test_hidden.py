@@ -142,7 +142,7 @@ def env() -> dict[str, str]:
 
 def test_the_bed_returns_to_the_model_final_state(bed: Path, tmp_path: Path) -> None:
     site = EmbeddedSite(bed)
-    subprocess_site = [*site_command(), "--approot", str(bed)]
+    subprocess_site = [*site_command(bed), "--approot", str(bed)]
     import subprocess
 
     subprocess.run([*subprocess_site, *reference_view()], check=True, capture_output=True)
@@ -157,7 +157,7 @@ def test_the_bed_returns_to_the_model_final_state(bed: Path, tmp_path: Path) -> 
                                        [*subprocess_site, "config:set", "system.site", "name",
                                         "Overlaid"],
                                        [*subprocess_site, "config:export", "-y"]),
-                         env(), tmp_path / "scratch", site_command())
+                         env(), tmp_path / "scratch", site_command(bed))
     assert outcome.status == "pass", outcome.checks
     assert [(c["id"], c["passed"]) for c in outcome.checks] == [
         ("patch", True), ("command-1", True), ("command-2", True), ("command-3", True)]
@@ -176,7 +176,7 @@ def test_a_patch_that_does_not_apply_fails_and_runs_nothing(bed: Path, tmp_path:
              "@@ -1 +1 @@\n-old\n+new\n")
     marker = tmp_path / "ran"
     outcome = run_hidden(bed, verifier(tmp_path, patch, ["touch", str(marker)]), env(),
-                         tmp_path / "scratch", site_command())
+                         tmp_path / "scratch", site_command(bed))
     assert outcome.status == "fail"
     [check] = outcome.checks
     assert (check["id"], check["kind"], check["passed"]) == ("patch", "patch", False)
@@ -187,12 +187,12 @@ def test_a_patch_that_does_not_apply_fails_and_runs_nothing(bed: Path, tmp_path:
 def test_commands_that_cannot_start(bed: Path, tmp_path: Path) -> None:
     # Not on PATH: the verifier is broken, an infrastructure error.
     broken = run_hidden(bed, verifier(tmp_path, None, ["apg-no-such-program"]), env(),
-                        tmp_path / "scratch", site_command())
+                        tmp_path / "scratch", site_command(bed))
     assert broken.status == "error"
     assert broken.checks[0]["error"].startswith("could not start apg-no-such-program")
     # A path into the bed: the workspace is the model's, so it is the model's failure.
     missing = run_hidden(bed, verifier(tmp_path, None, ["./web/modules/custom/gone.sh"]), env(),
-                         tmp_path / "scratch", site_command())
+                         tmp_path / "scratch", site_command(bed))
     assert missing.status == "fail"
     assert missing.checks[0]["error"] is None
     assert "could not start" in missing.checks[0]["stderr_tail"]
@@ -200,7 +200,7 @@ def test_commands_that_cannot_start(bed: Path, tmp_path: Path) -> None:
 
 def test_a_command_that_hangs_times_out_and_fails(bed: Path, tmp_path: Path) -> None:
     outcome = run_hidden(bed, verifier(tmp_path, None, ["sleep", "30"], timeout_s=0.3), env(),
-                         tmp_path / "scratch", site_command())
+                         tmp_path / "scratch", site_command(bed))
     assert outcome.status == "fail"
     assert outcome.checks[0]["timed_out"] is True
 

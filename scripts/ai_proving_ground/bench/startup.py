@@ -24,12 +24,7 @@ from ai_proving_ground.baselines.provision import provision
 from ai_proving_ground.bed import init_bed
 from ai_proving_ground.fixtures import DEFAULT_FIXTURES
 from ai_proving_ground.paths import PACKAGE_DIR
-from ai_proving_ground.tasks.run import site_command
-
-
-def _apg() -> list[str]:
-    """This interpreter's ``apg``, the way an adapter reaches it."""
-    return site_command()[:-1]
+from ai_proving_ground.tasks.run import apg_command
 
 
 def _run(argv: Sequence[str]) -> float:
@@ -45,7 +40,7 @@ def measure_startup(workdir: Path, repeat: int = 5) -> dict[str, Any]:
         site = init_bed(bed, DEFAULT_FIXTURES)
         provision(bed, DEFAULT_FIXTURES, site)
     compileall.compile_dir(PACKAGE_DIR, quiet=1)
-    apg = _apg()
+    apg = apg_command()  # the way an adapter reaches it
     config_get = [*apg, "site", "--approot", str(bed), "config:get", "system.site"]
     config_get_s = min(_run(config_get) for _ in range(repeat))
     reset_times, copy_times = [], []

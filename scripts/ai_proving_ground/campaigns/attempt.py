@@ -275,7 +275,7 @@ class AttemptRun:
             return
         bed, env = self._job.bed, proc.child_env(os.environ)
         outcome = hidden.run_hidden(bed, self.verifier, env, self.directory / ".scratch",
-                                    site_command())
+                                    site_command(bed))
         if hidden.model_diff(bed, self.context.tag, env, self.directory / ".scratch") != self.model_diff:
             outcome.warnings.append("APG_CAMPAIGN_HIDDEN_RESIDUE the bed's diff differs from "
                                     "model.diff after restoring the snapshot")

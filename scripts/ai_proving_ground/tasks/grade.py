@@ -132,7 +132,7 @@ def apply_hidden(envelope: dict[str, Any], approot: Path, dataset: Dataset, task
         return
     env = proc.child_env(os.environ)
     with tempfile.TemporaryDirectory(prefix="apg-hidden-") as scratch:
-        result = hidden.run_hidden(approot, verifier, env, Path(scratch), site_command())
+        result = hidden.run_hidden(approot, verifier, env, Path(scratch), site_command(approot))
     if result.status == "error":
         raise ApgError("APG_GRADE_HIDDEN_ERROR", f"task {task.id}: the hidden verifier could not "
                        f"run a command: {result.checks[-1].get('error')}; no verdict")

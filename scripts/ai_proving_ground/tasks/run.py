@@ -58,6 +58,7 @@ from ai_proving_ground.tasks.preflight import ALLOW_VARIABLE, Preflight, preflig
 from ai_proving_ground.tasks.run_record import write_run
 from ai_proving_ground.tasks.sandboxing import confine_adapter, run_home, run_tmp
 from ai_proving_ground.tasks.site_access import ddev_project, site_broker
+from ai_proving_ground.tasks.site_access import apg_command as apg_command  # its old home
 from ai_proving_ground.tasks.site_access import site_command as site_command  # its old home
 from ai_proving_ground.transcripts import review_run
 
@@ -294,7 +295,7 @@ def build_request(plan: _Plan, run_dir: Path) -> dict[str, Any]:
         "ddev_project": plan.ddev_project,
         "run_dir": str(run_dir),
         "prompt_file": str(run_dir / "prompt.txt"),
-        "site_command": site_command(ddev=bool(plan.ddev_project)),
+        "site_command": site_command(approot),
     }
     if plan.adapter.name == ORACLE:
         reference = run_dir / REFERENCE_FILE
@@ -330,7 +331,7 @@ def adapter_environment(host: Mapping[str, str], plan: _Plan, run_dir: Path,
         "APG_MODEL": options.model or "",
         "APG_APPROOT": str(options.approot),
         "APG_DDEV_PROJECT": plan.ddev_project,
-        "APG_SITE": shlex.join(site_command(ddev=bool(plan.ddev_project))),
+        "APG_SITE": shlex.join(site_command(options.approot)),
         "APG_ADAPTER": plan.adapter.name,
     })
     if plan.adapter.name == ORACLE:

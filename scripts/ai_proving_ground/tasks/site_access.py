@@ -17,20 +17,24 @@ from pathlib import Path
 
 import yaml
 
-from ai_proving_ground.layout import BedLayout
+from ai_proving_ground.layout import BedLayout, is_ddev_project
 from ai_proving_ground.sandbox.broker import SOCKET_NAME, SiteBroker
 from ai_proving_ground.sandbox.confine import Confinement
 from ai_proving_ground.sites.ddev import DdevSite
 
 
-def site_command(ddev: bool = False) -> list[str]:
-    """The bed's site command line (``apg drush`` on DDEV, else ``apg site``), with this
-    interpreter's own ``apg``, not PATH's."""
-    command = "drush" if ddev else "site"
+def apg_command() -> list[str]:
+    """This interpreter's own ``apg``, not PATH's."""
     script = Path(sys.executable).parent / "apg"
     if script.is_file() and os.access(script, os.X_OK):
-        return [str(script), command]
-    return [sys.executable, "-m", "ai_proving_ground.cli.main", command]
+        return [str(script)]
+    return [sys.executable, "-m", "ai_proving_ground.cli.main"]
+
+
+def site_command(approot: Path) -> list[str]:
+    """The bed's site command line: ``apg drush`` on a DDEV project, else ``apg site``.
+    The bed decides, so no caller can hand a DDEV bed the embedded site."""
+    return [*apg_command(), "drush" if is_ddev_project(approot) else "site"]
 
 
 def ddev_project(approot: Path) -> str:
