@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 
 from ai_proving_ground.paths import PACKAGE_DIR
+from import_kit import imported_after
 
 # Modules that need an optional extra; each is imported when the extra is installed.
 OPTIONAL = {"ai_proving_ground.integrations.inspect_ai": "inspect_ai"}
@@ -116,12 +117,8 @@ def test_the_driver_registry_imports_a_driver_only_when_it_is_looked_up(tmp_path
 
 
 def test_site_config_get_imports_only_what_it_uses(bed: Path) -> None:
-    probe = ("import sys\n"
-             "from ai_proving_ground.cli.site import main\n"
-             f"assert main(['--approot', {str(bed)!r}, 'config:get', 'system.site']) == 0\n"
-             "heavy = ('views', 'recipe', 'config_sync', 'database', 'fsutil', 'jsonschema',\n"
-             "         'platform', 'uuid', 'tempfile')\n"
-             "print(sorted(m for m in sys.modules if any(h in m for h in heavy)))\n")
-    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
-                          timeout=120, check=True)
-    assert done.stdout.splitlines()[-1] == "[]"
+    code = ("from ai_proving_ground.cli.site import main\n"
+            f"assert main(['--approot', {str(bed)!r}, 'config:get', 'system.site']) == 0")
+    heavy = ("views", "recipe", "config_sync", "database", "fsutil", "jsonschema", "platform",
+             "uuid", "tempfile")
+    assert imported_after(code, *heavy) == []
