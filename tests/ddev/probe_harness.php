@@ -6,7 +6,8 @@
  *
  * Usage: php probe_harness.php PROBE < spec.json, where spec is
  *   {"call": "fieldItems", "field": FIELD}, {"call": "fieldItemsMany", "fields": {KEY: FIELD}}
- *   or {"call": "exportEntity", "entity": ENTITY}
+ *   {"call": "exportEntity", "entity": ENTITY}, or {"call": "viewMany", "views": {id: VIEW},
+ *   "questions": [{"view_id", "display_id", "arguments"}]} (VIEW: see FakeView)
  * FIELD  = {"type": "<field type>", "computed": bool, "items": [ITEM...]}
  * ITEM   = {"values": {...stored values, as PDO returns them: strings}, "types": {property: data type},
  *           "target": ENTITY|null}
@@ -36,6 +37,16 @@ namespace Drupal\Core\Field {
 
 namespace Drupal\user {
   interface UserInterface extends \Drupal\Core\Entity\ContentEntityInterface {}
+}
+
+namespace Drupal\views {
+  // Views::getView() hands out a fresh stand-in view per call, as Drupal hands out executables.
+  final class Views {
+    public static array $specs = [];
+    public static function getView(string $id): ?\FakeView {
+      return isset(self::$specs[$id]) ? new \FakeView(self::$specs[$id]) : NULL;
+    }
+  }
 }
 
 namespace {
@@ -121,6 +132,85 @@ namespace {
 
   final class FakeUser extends FakeEntity implements UserInterface {}
 
+  final class FakeRowEntity implements ContentEntityInterface {
+    public function __construct(private array $row) {}
+    public function id() { return (string) $this->row['id']; }
+    public function uuid(): string { return $this->row['uuid']; }
+    public function label(): string { return $this->row['label']; }
+  }
+
+  final class FakeHandler {
+    public function __construct(private bool $broken) {}
+    public function broken(): bool { return $this->broken; }
+  }
+
+  final class FakeDisplayHandler {
+    public function __construct(private array $broken) {}
+    public function getHandlers(string $type): array {
+      $handlers = ['nid' => new FakeHandler(FALSE)];
+      foreach ($this->broken as $name) {
+        [$kind, $id] = explode('.', $name, 2);
+        if ($kind === $type) {
+          $handlers[$id] = new FakeHandler(TRUE);
+        }
+      }
+      return $handlers;
+    }
+  }
+
+  final class FakeViewStorage {
+    public function __construct(private array $spec) {}
+    public function status(): bool { return $this->spec['status'] ?? TRUE; }
+    public function get(string $key) { return $key === 'base_field' ? 'nid' : NULL; }
+    public function getDisplay(string $id): ?array {
+      $plugin = $this->spec['displays'][$id] ?? NULL;
+      return $plugin === NULL ? NULL : ['display_plugin' => $plugin];
+    }
+  }
+
+  /**
+   * A view as the probe drives it. VIEW = {"status", "displays": {id: plugin}, "broken": [type.id],
+   * "validate": {display: [message]}, "exception": "message"|null, "build_info": {...},
+   * "orderby": [alias], "rows": [{"id", "uuid", "label", "values": {alias: stored value}}],
+   * "total_rows": int|null}. What setArguments() received is kept in FakeView::$arguments.
+   */
+  final class FakeView {
+    public static array $arguments = [];
+    public FakeViewStorage $storage;
+    public ?FakeDisplayHandler $display_handler = NULL;
+    public array $result = [];
+    public array $build_info = [];
+    public ?int $total_rows = NULL;
+    public object $query;
+    public function __construct(private array $spec) {
+      $this->storage = new FakeViewStorage($spec);
+      $this->query = (object) ['orderby' => []];
+    }
+    public function setDisplay(string $id): bool {
+      if ($this->storage->getDisplay($id) === NULL) {
+        return FALSE;
+      }
+      $this->display_handler = new FakeDisplayHandler($this->spec['broken'] ?? []);
+      return TRUE;
+    }
+    public function validate(): array { return $this->spec['validate'] ?? []; }
+    public function setArguments(array $arguments): void { self::$arguments = $arguments; }
+    public function preExecute(): void {}
+    public function execute(): void {
+      if (isset($this->spec['exception'])) {
+        throw new \RuntimeException($this->spec['exception']);
+      }
+      $this->build_info = $this->spec['build_info'] ?? [];
+      $this->query->orderby = array_map(fn ($alias) => ['field' => $alias, 'direction' => 'ASC'],
+        $this->spec['orderby'] ?? []);
+      foreach ($this->spec['rows'] ?? [] as $row) {
+        $this->result[] = (object) (($row['values'] ?? []) + ['_entity' => new FakeRowEntity($row)]);
+      }
+      $this->total_rows = $this->spec['total_rows'] ?? NULL;
+    }
+    public function destroy(): void {}
+  }
+
   function fake_field(array $spec): FakeItemList {
     $items = [];
     foreach ($spec['items'] as $item) {
@@ -144,6 +234,18 @@ namespace {
   catch (\InvalidArgumentException $e) {
   }
   $flags = JSON_UNESCAPED_SLASHES | JSON_PRESERVE_ZERO_FRACTION | JSON_THROW_ON_ERROR;
+  if ($spec['call'] === 'viewMany') {
+    // {"views": {id: VIEW}, "questions": [QUESTION]} -> [{"answer": view(), "arguments": [...]}].
+    \Drupal\views\Views::$specs = $spec['views'];
+    $method = new \ReflectionMethod($apg_probe, 'view');
+    $out = [];
+    foreach ($spec['questions'] as $question) {
+      FakeView::$arguments = [];
+      $out[] = ['answer' => $method->invoke($apg_probe, $question), 'arguments' => FakeView::$arguments];
+    }
+    print json_encode($out, $flags) . "\n";
+    exit(0);
+  }
   if ($spec['call'] === 'fieldItemsMany') {
     // One process for a whole batch: {"fields": {key: FIELD}} -> {key: items}.
     $method = new \ReflectionMethod($apg_probe, 'fieldItems');

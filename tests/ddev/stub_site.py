@@ -257,7 +257,17 @@ class Site:
 
     def view(self, question: dict[str, Any]) -> dict[str, Any]:
         view_id, display = question["view_id"], question.get("display_id") or "default"
-        result = {"view_id": view_id, "display_id": display, "rows": [], "total_rows": 0, "error": None}
+        result = {
+            "view_id": view_id,
+            "display_id": display,
+            "rows": [],
+            "total_rows": 0,
+            "error": None,
+            "outcome": "no such view or display",
+            "messages": [],
+            "broken": [],
+            "ties": [],
+        }
         rows = self.state.get("views", {}).get(f"{view_id}/{display}")
         if f"views.view.{view_id}" not in self.state["config"] or rows is None:
             return result | {"error": f"view {view_id} does not exist"}
@@ -266,7 +276,7 @@ class Site:
             {"id": entities[u]["id"], "uuid": u, "label": entities[u]["fields"]["title"][0]["value"]}
             for u in rows
         ]
-        return result | {"rows": listed, "total_rows": len(listed)}
+        return result | {"rows": listed, "total_rows": len(listed), "outcome": "rows"}
 
 
 def php_identical(a: Any, b: Any) -> bool:

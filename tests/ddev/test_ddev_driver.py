@@ -93,6 +93,7 @@ FULL_ANSWER: dict[str, Any] = {
             "rows": [{"id": 7, "uuid": NODE_UUID, "label": "Resetting a password"}],
             "total_rows": 1,
             "error": None,
+            "outcome": "rows",
         },
         {
             "view_id": "gone",
@@ -100,6 +101,7 @@ FULL_ANSWER: dict[str, Any] = {
             "rows": [],
             "total_rows": 0,
             "error": "view gone does not exist",
+            "outcome": "no such view or display",
         },
     ],
     "canvas": [

@@ -5,6 +5,7 @@ from __future__ import annotations
 import gzip
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 from ddev_stub import DDEV_EXEC_FAILED, Stub, expect_error, golden
@@ -248,6 +249,7 @@ def test_a_views_validate_messages_and_broken_handlers_arrive(ddev_site: DdevSit
                     ],
                     "total_rows": 1,
                     "error": None,
+                    "outcome": "rows",
                     "messages": [f"default: {message}"],
                     "broken": ["filter.field_gone_value"],
                 }
@@ -257,6 +259,53 @@ def test_a_views_validate_messages_and_broken_handlers_arrive(ddev_site: DdevSit
     (view,) = ddev_site.read_state(StateQuery(views=(ViewQuery("g_broken", "page_1"),))).views
     assert view.messages == (f"default: {message}",) and view.broken == ("filter.field_gone_value",)
     assert view.error is None and len(view.rows) == 1
+
+
+def tied_view_answer(outcome: str, **extra: Any) -> dict[str, Any]:
+    uuid = "6b0d0c00-0000-4000-8000-{:012d}".format
+    rows = [{"id": n, "uuid": uuid(n), "label": f"node {n}"} for n in (5, 7, 8)]
+    view = {"view_id": "g_a_passed", "display_id": "page_1", "rows": rows, "total_rows": "3"}
+    return {"views": [view | {"error": None, "outcome": outcome, **extra}]}
+
+
+def test_a_views_outcome_ties_and_arguments_travel(ddev_site: DdevSite, stub: Stub) -> None:
+    # What the embedded site's ViewResult carries, the probe's answer carries too.
+    stub.probe_answers(tied_view_answer("rows", ties=[[1, 3]]))
+    query = ViewQuery("g_a_passed", "page_1", ("5+7", "x"))
+    (view,) = ddev_site.read_state(StateQuery(views=(query,))).views
+    (call,) = stub.calls()
+    assert call["request"]["views"] == [{"view_id": "g_a_passed", "display_id": "page_1",
+                                         "arguments": ["5+7", "x"]}]
+    assert view.outcome == "rows" and view.ties == ((1, 3),) and view.total_rows == 3
+
+
+def test_a_view_not_served_reads_as_not_served(ddev_site: DdevSite, stub: Stub) -> None:
+    stub.probe_answers(tied_view_answer("not served (404)"))
+    (view,) = ddev_site.read_state(StateQuery(views=(ViewQuery("g_a_passed", "page_1"),))).views
+    assert view.outcome == "not served (404)" and view.ties == ()
+
+
+@pytest.mark.parametrize(
+    ("change", "where"),
+    [
+        ({"outcome": None}, "outcome"),  # left out: a failed view must not read as served
+        ({"outcome": "served, probably"}, "outcome"),
+        ({"outcome": "rows", "ties": [[0]]}, "ties"),
+        ({"outcome": "rows", "ties": [["a", 2]]}, "ties"),
+    ],
+)
+def test_a_view_answer_without_a_known_outcome_or_with_bad_ties_is_probe_invalid(
+    ddev_site: DdevSite, stub: Stub, change: dict[str, Any], where: str
+) -> None:
+    answer = tied_view_answer("rows")
+    view = answer["views"][0]
+    view.update(change)
+    if view["outcome"] is None:
+        del view["outcome"]
+    stub.probe_answers(answer)
+    query = StateQuery(views=(ViewQuery("g_a_passed", "page_1"),))
+    error = expect_error("APG_DDEV_PROBE_INVALID", lambda: ddev_site.read_state(query))
+    assert where in error.message
 
 
 # ---------------------------------------------------------------------------- apg drush (5)

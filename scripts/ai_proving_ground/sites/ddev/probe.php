@@ -375,14 +375,17 @@ $apg_probe = new class {
   private function view(array $question): array {
     $view_id = (string) $question['view_id'];
     $display_id = (string) ($question['display_id'] ?? 'default');
+    // What a visitor of the display gets, worded as the embedded site words it (ViewResult).
     $result = [
       'view_id' => $view_id,
       'display_id' => $display_id,
       'rows' => [],
       'total_rows' => 0,
       'error' => NULL,
+      'outcome' => 'no such view or display',
       'messages' => [],
       'broken' => [],
+      'ties' => [],
     ];
     try {
       $view = \Drupal\views\Views::getView($view_id);
@@ -393,6 +396,8 @@ $apg_probe = new class {
       if (!$view->storage->status()) {
         // A disabled view serves no page or block, whatever its config says.
         $result['error'] = "view $view_id is disabled";
+        $page = ($view->storage->getDisplay($display_id)['display_plugin'] ?? '') === 'page';
+        $result['outcome'] = $page ? 'not served (disabled: page path 404)' : 'not served (disabled)';
         return $result;
       }
       if (!$view->setDisplay($display_id)) {
@@ -403,19 +408,64 @@ $apg_probe = new class {
       // It changes the handlers it checks, so it runs on an instance of its own.
       $result['messages'] = $this->viewMessages($view_id, $display_id);
       $result['broken'] = $this->brokenHandlers($view);
+      // Contextual filter values, as in /path/arg1/arg2.
+      $view->setArguments(array_map('strval', $question['arguments'] ?? []));
       $view->preExecute();
       $view->execute();
       foreach ($view->result as $row) {
         $result['rows'][] = $this->viewRow($view, $row);
       }
       $result['total_rows'] = (int) ($view->total_rows ?? count($result['rows']));
+      $result['outcome'] = $this->viewOutcome($view, $result['broken']);
+      $result['ties'] = $this->sortTies($view);
       $view->destroy();
     }
     catch (\Throwable $e) {
       $result['rows'] = [];
       $result['error'] = get_class($e) . ': ' . $e->getMessage();
+      $result['outcome'] = 'exception';
     }
     return $result;
+  }
+
+  /**
+   * A failed contextual filter serves 404 or 403; a Broken field handler fails the render.
+   */
+  private function viewOutcome(object $view, array $broken): string {
+    if (!empty($view->build_info['fail'])) {
+      return 'not served (404)';
+    }
+    if (!empty($view->build_info['denied'])) {
+      return 'not served (403)';
+    }
+    foreach ($broken as $handler) {
+      if (str_starts_with($handler, 'field.')) {
+        return 'render error (HTTP 500)';
+      }
+    }
+    return 'rows';
+  }
+
+  /**
+   * Runs [start, end) of result rows of two or more entities whose ORDER BY values are equal:
+   * their order is the database's.
+   */
+  private function sortTies(object $view): array {
+    $aliases = array_column($view->query->orderby ?? [], 'field');
+    $runs = [];
+    $start = 0;
+    $rows = array_values($view->result);
+    $key = fn ($row) => array_map(fn ($alias) => $row->{$alias} ?? NULL, $aliases);
+    for ($index = 1; $index <= count($rows); $index++) {
+      if ($index === count($rows) || $key($rows[$index]) !== $key($rows[$start])) {
+        $ids = array_map(fn ($row) => $this->viewRow($view, $row)['id'], array_slice($rows, $start, $index - $start));
+        if (count(array_unique($ids)) > 1) {
+          $runs[] = [$start, $index];
+        }
+        $start = $index;
+      }
+    }
+    return $runs;
   }
 
   /**
