@@ -14,7 +14,7 @@ from ai_proving_ground.cli import drush as drush_cli
 from ai_proving_ground.sites.base import StateQuery, ViewQuery
 from ai_proving_ground.sites.ddev import DdevSite
 from ai_proving_ground.sites.ddev.execute import failure_cause
-from ai_proving_ground.tasks.run import apg_command, site_command
+from ai_proving_ground.tasks.site_access import apg_command, site_command
 
 # DDEV v1.25.2+ starts a stopped project from `ddev exec` and prints its progress on stdout;
 # exec hooks print there too.

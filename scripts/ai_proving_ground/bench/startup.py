@@ -24,7 +24,7 @@ from ai_proving_ground.baselines.provision import provision
 from ai_proving_ground.bed import init_bed
 from ai_proving_ground.fixtures import DEFAULT_FIXTURES
 from ai_proving_ground.paths import PACKAGE_DIR
-from ai_proving_ground.tasks.run import apg_command
+from ai_proving_ground.tasks.site_access import apg_command
 
 
 def _run(argv: Sequence[str]) -> float:

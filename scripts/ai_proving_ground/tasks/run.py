@@ -58,7 +58,6 @@ from ai_proving_ground.tasks.preflight import ALLOW_VARIABLE, Preflight, preflig
 from ai_proving_ground.tasks.run_record import write_run
 from ai_proving_ground.tasks.sandboxing import confine_adapter, run_home, run_tmp
 from ai_proving_ground.tasks.site_access import ddev_project, site_broker
-from ai_proving_ground.tasks.site_access import apg_command as apg_command  # its old home
 from ai_proving_ground.tasks.site_access import site_command as site_command  # its old home
 from ai_proving_ground.transcripts import review_run
 
