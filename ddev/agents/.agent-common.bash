@@ -23,11 +23,17 @@ apg_site_bin() {
   printf '%s' "${bin}"
 }
 
-# The task prompt, then one paragraph naming the exact site command the agent has.
+# The task prompt, then one paragraph naming the exact site command the agent has; on a DDEV
+# bed (APG_DDEV_PROJECT set) it is drush in the web container, reached through that command
+# alone: a sandboxed agent has no ddev, docker or Docker socket (apg run brokers the site).
 apg_prompt() {
   cat "${APG_PROMPT_FILE}"
   printf '\n\nThe site command is `apg site` (on your PATH; it runs `%s` for the bed at %s).' \
     "${APG_SITE}" "${APG_APPROOT}"
+  if [ -n "${APG_DDEV_PROJECT:-}" ]; then
+    printf ' This is the DDEV project %s: `apg site ARGS` runs `drush ARGS` in its web container. Use it for every site command, not `ddev drush` or `docker` (inside the agent sandbox there are none).' \
+      "${APG_DDEV_PROJECT}"
+  fi
 }
 
 # Extra CLI arguments from one variable: a JSON array of strings, or shell words (shlex), never

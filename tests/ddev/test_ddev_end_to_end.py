@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import shutil
+import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
@@ -160,18 +161,23 @@ def test_oracle_and_nop_discriminate_and_the_oracle_goes_through_drush(
     assert attempt("nop") == 0.0
 
 
+def use_sandbox(monkeypatch: pytest.MonkeyPatch, sandbox: str) -> None:
+    """``none``: run unconfined, deliberately; ``auto``: the machine's sandbox, else skip."""
+    if sandbox == "none":
+        monkeypatch.setenv("AI_PG_SANDBOX", "none")
+        monkeypatch.setenv("AI_PG_ALLOW_UNCONFINED", "1")
+        return
+    try:
+        choose_backend(SandboxOptions())
+    except ApgError as exc:
+        pytest.skip(f"needs a sandbox: {exc}")
+
+
 @pytest.mark.parametrize("sandbox", ["auto", "none"])
 def test_a_confined_adapter_reaches_the_site_through_the_broker_an_unconfined_one_runs_ddev(
     bed: Path, stub: Stub, cli: Cli, monkeypatch: pytest.MonkeyPatch, sandbox: str
 ) -> None:
-    if sandbox == "none":
-        monkeypatch.setenv("AI_PG_SANDBOX", "none")
-        monkeypatch.setenv("AI_PG_ALLOW_UNCONFINED", "1")
-    else:
-        try:
-            choose_backend(SandboxOptions())
-        except ApgError as exc:
-            pytest.skip(f"needs a sandbox: {exc}")
+    use_sandbox(monkeypatch, sandbox)
     provision(cli, bed, "kb_docs", "canvas_home")
     rc, out, err = cli(run_cli.main, "--approot", str(bed), "dv01_view_build", "--agent=oracle", "--json")
     assert rc == 0, err
@@ -188,6 +194,50 @@ def test_a_confined_adapter_reaches_the_site_through_the_broker_an_unconfined_on
                             "approot": str(bed), "environment_variable": "APG_SITE_BROKER"}
         assert not (run_dir / "site.sock").exists()  # the broker stopped with the adapter
     assert site_state(bed)["config"].get("views.view.kb_billing")  # the oracle's step landed
+
+
+# Records what DDEV would find as its global config in the adapter's HOME.
+GLOBAL_CONFIG_READER = """#!{python}
+## Description: reads ~/.ddev/global_config.yaml as ddev would
+## Credentials: none
+import os, pathlib
+seen = pathlib.Path(os.environ["HOME"], ".ddev", "global_config.yaml")
+text = seen.read_text() if seen.is_file() else "absent"
+pathlib.Path(os.environ["APG_RUN_DIR"], "seen-global-config").write_text(text)
+"""
+
+
+@pytest.mark.parametrize("sandbox", ["auto", "none"])
+def test_an_unconfined_adapter_finds_ddevs_global_config_a_confined_one_never_sees_it(
+    bed: Path, stub: Stub, cli: Cli, monkeypatch: pytest.MonkeyPatch, tmp_path: Path, sandbox: str
+) -> None:
+    """Issue 10: the run's own HOME hid ~/.ddev, so an agent's own ddev started blind."""
+    operator = tmp_path / "operator"
+    (operator / ".ddev").mkdir(parents=True)
+    (operator / ".ddev" / "global_config.yaml").write_text("instrumentation_opt_in: false\n")
+    monkeypatch.setenv("HOME", str(operator))
+    monkeypatch.delenv("XDG_CONFIG_HOME", raising=False)
+    use_sandbox(monkeypatch, sandbox)
+    provision(cli, bed, "kb_docs", "canvas_home")
+    adapter = bed / ".ddev" / "agents" / "global-config-reader"
+    adapter.parent.mkdir(parents=True, exist_ok=True)
+    adapter.write_text(GLOBAL_CONFIG_READER.format(python=sys.executable))
+    adapter.chmod(0o755)
+    rc, out, err = cli(run_cli.main, "--approot", str(bed), "dv01_view_build",
+                       "--agent=global-config-reader", "--json")
+    assert rc == 0, err
+    record = json.loads(out)
+    run_dir = bed / ".ai-proving-ground" / "runs" / record["run_id"]
+    seen = (run_dir / "seen-global-config").read_text()
+    if sandbox == "none":
+        assert seen == "instrumentation_opt_in: false\n"
+        assert record["sandbox"]["ddev_global_config"] == str(operator / ".ddev")
+    else:
+        assert seen == "absent" and "ddev_global_config" not in record["sandbox"]
+        assert "site_broker" in record["sandbox"]
+    # The run directory keeps no way into the operator's HOME once the adapter is done.
+    assert not (run_dir / "home" / ".ddev").is_symlink()
+    assert not (run_dir / "home" / ".ddev").exists()
 
 
 def test_grade_is_one_round_trip_and_fails_a_wrong_order(bed: Path, stub: Stub, cli: Cli) -> None:

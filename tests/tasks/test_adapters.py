@@ -365,3 +365,26 @@ def test_codex_without_the_cli(approot: Path, apg: Run, monkeypatch: pytest.Monk
     assert rc == 1
     assert "npm install -g @openai/codex" in err
     assert record["adapter_exit_code"] == 127
+
+
+@pytest.mark.parametrize("project", ["", "shop"])
+def test_the_prompt_names_the_site_command_and_on_ddev_says_it_is_drush(
+        tmp_path: Path, project: str) -> None:
+    """The agent on a DDEV bed is told to use its site command, not its own ddev (which a
+    sandboxed agent does not have, and whose global config its HOME does not hold)."""
+    prompt = tmp_path / "prompt.txt"
+    prompt.write_text("Build it.", encoding="utf-8")
+    env = {"PATH": os.environ["PATH"], "APG_PROMPT_FILE": str(prompt), "APG_APPROOT": "/bed",
+           "APG_SITE": "/venv/bin/apg drush" if project else "/venv/bin/apg site",
+           "APG_DDEV_PROJECT": project}
+    common = find_adapter("claude-code", Path("/nonexistent")).path.with_name(".agent-common.bash")
+    done = subprocess.run(["bash", "-c", 'source "$1" && apg_prompt', "-", str(common)],
+                          env=env, capture_output=True, text=True, check=True)
+    said = "Build it.\n\nThe site command is `apg site` (on your PATH; it runs "
+    if not project:
+        assert done.stdout == said + "`/venv/bin/apg site` for the bed at /bed)."
+        return
+    assert done.stdout == (said + "`/venv/bin/apg drush` for the bed at /bed). This is the DDEV "
+                           "project shop: `apg site ARGS` runs `drush ARGS` in its web container. "
+                           "Use it for every site command, not `ddev drush` or `docker` (inside "
+                           "the agent sandbox there are none).")

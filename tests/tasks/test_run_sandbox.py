@@ -18,6 +18,7 @@ from ai_proving_ground.baselines.store import baseline_dir
 from ai_proving_ground.paths import PROJECT_ROOT
 from ai_proving_ground.sandbox import bwrap, confine, landlock
 from ai_proving_ground.sites.embedded.driver import EmbeddedSite
+from ai_proving_ground.tasks.site_access import ddev_global_dir
 
 Run = Callable[..., Any]
 BWRAP = shutil.which("bwrap")
@@ -165,3 +166,14 @@ def test_the_oracle_builds_through_apg_site_under_landlock(
     _, record = only_run(bed)
     assert record["sandbox"]["backend"] == "landlock"
     assert "views.view.kb_billing" in EmbeddedSite(bed).all_config()
+
+
+def test_ddevs_global_dir_is_found_where_ddev_looks(tmp_path: Path) -> None:
+    home, xdg = tmp_path / "home", tmp_path / "xdg"
+    assert ddev_global_dir({"HOME": str(home)}) is None  # no ddev here: nothing to hand on
+    (home / ".ddev").mkdir(parents=True)
+    assert ddev_global_dir({"HOME": str(home)}) == home / ".ddev"
+    (home / ".config" / "ddev").mkdir(parents=True)
+    assert ddev_global_dir({"HOME": str(home)}) == home / ".config" / "ddev"
+    (xdg / "ddev").mkdir(parents=True)
+    assert ddev_global_dir({"HOME": str(home), "XDG_CONFIG_HOME": str(xdg)}) == xdg / "ddev"

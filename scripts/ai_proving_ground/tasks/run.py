@@ -49,7 +49,6 @@ from ai_proving_ground.errors import ApgError
 from ai_proving_ground.escrow.locations import escrow_root
 from ai_proving_ground.fsutil import atomic_write_json, atomic_write_text
 from ai_proving_ground.report import say
-from ai_proving_ground.sandbox.broker import ENV_VARIABLE as BROKER_VARIABLE
 from ai_proving_ground.sandbox.confine import Backend, Confinement, SandboxOptions, choose_backend
 from ai_proving_ground.settings import DEFAULT_SETTINGS, Settings
 from ai_proving_ground.tasks.adapters import ENV_NAME, Adapter, find_adapter, selected_name
@@ -57,7 +56,7 @@ from ai_proving_ground.tasks.dataset import Dataset, Task, resolve_task
 from ai_proving_ground.tasks.preflight import ALLOW_VARIABLE, Preflight, preflight
 from ai_proving_ground.tasks.run_record import write_run
 from ai_proving_ground.tasks.sandboxing import confine_adapter, run_home, run_tmp
-from ai_proving_ground.tasks.site_access import ddev_project, site_broker
+from ai_proving_ground.tasks.site_access import ddev_project, site_access
 from ai_proving_ground.tasks.site_access import site_command as site_command  # its old home
 from ai_proving_ground.transcripts import review_run
 
@@ -231,15 +230,15 @@ def _attempt(plan: _Plan, run_dir: Path, record: dict[str, Any]) -> RunOutcome:
     confinement = confine_adapter(plan.backend, plan.sandbox, plan.options.approot,
                                   run_dir, plan.adapter, plan.dataset, plan.task, env, os.environ)
     record["sandbox"] = confinement.as_record()
-    broker = site_broker(confinement, bool(plan.ddev_project), plan.options.approot, run_dir,
-                         os.environ)
-    if broker is not None:  # a confined adapter on a DDEV bed reaches its site through it
-        env[BROKER_VARIABLE], record["sandbox"]["site_broker"] = broker.address, broker.as_record()
+    access = site_access(confinement, bool(plan.ddev_project), plan.options.approot, run_dir,
+                         Path(env["HOME"]), os.environ)
+    env.update(access.environment())  # a confined adapter on a DDEV bed: the site broker
+    record["sandbox"].update(access.as_record())
     write_run(run_dir, record)
     say("APG_RUN_STARTED", f"run {run_dir.name}: task {plan.task.id} with adapter "
         f"{plan.adapter.name!r} ({plan.adapter.path}); record: {run_dir / 'run.json'}")
     try:
-        with broker.serving() if broker is not None else contextlib.nullcontext():
+        with access.open():
             exit_code = _spawn(plan, run_dir, env, confinement)
     except _TimedOut as exc:
         _finish(run_dir, record, "timed_out", exc.adapter_exit_code)

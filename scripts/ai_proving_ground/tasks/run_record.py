@@ -10,7 +10,8 @@ Every key is declared here and in the schema (``additionalProperties: false``): 
 neither is refused on write (a bug) and on read (``APG_RECORD_INVALID`` naming the file), so a
 new field cannot reach run.json without both. The optional ones are absent until they apply:
 ``sandbox`` once the adapter's confinement is chosen (with ``site_broker`` inside it when a
-confined adapter's DDEV site is brokered), ``agent_transcript`` once its output was parsed,
+confined adapter's DDEV site is brokered, ``ddev_global_config`` when an unconfined one's HOME
+was given the operator's DDEV global config), ``agent_transcript`` once its output was parsed,
 ``no_attempt_reason`` when the adapter exited 0 yet tried nothing.
 """
 
@@ -53,7 +54,7 @@ class RunRecord:
     # The wall-clock limit the adapter ran under (null: none).
     timeout_s: float | None = None
     # What the sandbox allowed (``sandbox.confine.Confinement.as_record``, plus
-    # ``site_broker``); absent when nothing ran confined or not (a refused run).
+    # ``tasks.site_access.SiteAccess.as_record``); absent when nothing ran confined or not (a refused run).
     sandbox: dict[str, Any] | None = None
     # The agent's transcript in brief (``transcripts.record.Transcript.summary``), or
     # ``{"error": ...}`` when its output could not be parsed; absent without a parser.

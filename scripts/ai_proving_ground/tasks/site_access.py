@@ -5,19 +5,24 @@ On the embedded site ``apg site`` reads and writes the bed's own database, insid
 On a DDEV bed ``apg drush`` needs ``ddev`` and the Docker socket, which a confined adapter never
 gets: ``apg run`` serves the bed's drush on a socket in the run directory instead
 (:mod:`ai_proving_ground.sandbox.broker`) and names it in ``$APG_SITE_BROKER``. An unconfined
-adapter calls ddev itself, as the operator would.
+adapter calls ddev itself, as the operator would; as its HOME is the run's own, ``~/.ddev`` there
+points at the operator's DDEV global config while it runs (projects, global settings), so its
+ddev does not start blind.
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
 from pathlib import Path
 
 import yaml
 
 from ai_proving_ground.layout import BedLayout, is_ddev_project
+from ai_proving_ground.sandbox.broker import ENV_VARIABLE as BROKER_VARIABLE
 from ai_proving_ground.sandbox.broker import SOCKET_NAME, SiteBroker
 from ai_proving_ground.sandbox.confine import Confinement
 from ai_proving_ground.sites.ddev import DdevSite
@@ -47,10 +52,71 @@ def ddev_project(approot: Path) -> str:
     return name if isinstance(name, str) else ""
 
 
-def site_broker(confinement: Confinement, ddev_bed: bool, approot: Path, run_dir: Path,
-                host: Mapping[str, str]) -> SiteBroker | None:
-    """The broker a confined adapter on a DDEV bed reaches its site through; None when the
-    adapter runs unconfined (it runs ddev itself) or the bed is the embedded site."""
-    if confinement.backend == "none" or not ddev_bed:
-        return None
-    return SiteBroker(run_dir / SOCKET_NAME, approot, DdevSite(approot).drush_command, host)
+DDEV_DIR = ".ddev"  # DDEV's global config directory under HOME
+
+
+def ddev_global_dir(host: Mapping[str, str]) -> Path | None:
+    """Where the operator's ddev keeps its global config: ``$XDG_CONFIG_HOME/ddev``, then
+    ``~/.config/ddev``, then ``~/.ddev`` (the first that is a directory); None without one."""
+    candidates = []
+    if host.get("XDG_CONFIG_HOME"):
+        candidates.append(Path(host["XDG_CONFIG_HOME"]) / "ddev")
+    if host.get("HOME"):
+        candidates += [Path(host["HOME"]) / ".config" / "ddev", Path(host["HOME"]) / DDEV_DIR]
+    return next((path for path in candidates if path.is_dir()), None)
+
+
+@dataclass(frozen=True)
+class SiteAccess:
+    """How the adapter of one run reaches its site beyond ``$APG_SITE``: the broker (confined,
+    DDEV), the operator's DDEV global config linked into its HOME (unconfined, DDEV), or
+    nothing more (the embedded site)."""
+
+    broker: SiteBroker | None = None
+    ddev_config: Path | None = None  # the operator's global dir, linked as <home>/.ddev
+    home: Path | None = None
+
+    def environment(self) -> dict[str, str]:
+        return {BROKER_VARIABLE: self.broker.address} if self.broker is not None else {}
+
+    def as_record(self) -> dict[str, object]:
+        """For run.json's sandbox record."""
+        if self.broker is not None:
+            return {"site_broker": self.broker.as_record()}
+        if self.ddev_config is not None:
+            return {"ddev_global_config": str(self.ddev_config)}
+        return {}
+
+    @contextlib.contextmanager
+    def open(self) -> Iterator[None]:
+        """While the adapter runs: the broker serves, or the global config is linked."""
+        if self.broker is not None:
+            with self.broker.serving():
+                yield
+            return
+        if self.ddev_config is None or self.home is None:
+            yield
+            return
+        link = self.home / DDEV_DIR
+        link.symlink_to(self.ddev_config, target_is_directory=True)
+        try:
+            yield
+        finally:  # a run directory never keeps a way into the operator's HOME
+            link.unlink(missing_ok=True)
+
+
+def site_access(confinement: Confinement, ddev_bed: bool, approot: Path, run_dir: Path,
+                home: Path, host: Mapping[str, str]) -> SiteAccess:
+    """A confined adapter on a DDEV bed gets the broker; an unconfined one the operator's DDEV
+    global config in its own HOME (not when HOME is the operator's already, a host-shared
+    adapter, or it holds a ``.ddev`` of its own)."""
+    if not ddev_bed:
+        return SiteAccess()
+    if confinement.backend != "none":
+        return SiteAccess(broker=SiteBroker(run_dir / SOCKET_NAME, approot,
+                                            DdevSite(approot).drush_command, host))
+    source = ddev_global_dir(host)
+    link = home / DDEV_DIR
+    if source is None or home == Path(host.get("HOME", "")) or link.is_symlink() or link.exists():
+        return SiteAccess()
+    return SiteAccess(ddev_config=source, home=home)
