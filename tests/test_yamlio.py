@@ -55,3 +55,13 @@ def test_documents_beyond_the_event_builder_load_as_before(tmp_path: Path, text:
         assert caught.value.message == f"{path}:1:3: $: invalid YAML: found unhashable key"
         return
     assert yamlio.load_document(path).data == expected
+
+
+
+def test_nan_keys_collide_as_in_pyyaml(tmp_path: Path) -> None:
+    # PyYAML's constructor returns one nan object for every .nan, so two .nan keys are one key.
+    path = tmp_path / "doc.yml"
+    text = "? .nan\n: 1\n? .nan\n: 2\nl: [.nan, .nan]\n"
+    path.write_text(text, encoding="utf-8")
+    data = yamlio.load_document(path).data
+    assert repr(data) == repr(yaml.safe_load(text)) == "{nan: 2, 'l': [nan, nan]}"

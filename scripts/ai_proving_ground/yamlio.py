@@ -150,21 +150,20 @@ _PLAIN = {first: tuple(resolvers)
 _FAST = not _Loader.yaml_path_resolvers and None not in _PLAIN
 
 
-_CLOSING = frozenset({yaml.MappingEndEvent, yaml.SequenceEndEvent, yaml.DocumentEndEvent})
-
-
 class _Unusual(Exception):
     """This document needs the full loader."""
 
 
-def _plain_scalar(loader: Any, value: str) -> Any:
+def _resolved(loader: Any, value: str, resolvers: tuple[Any, ...]) -> Any:
     """What the resolver and constructor make of an untagged plain scalar."""
-    tag = next((tag for tag, regexp in _PLAIN.get(value[:1], ()) if regexp.match(value)), _STR)
-    if tag == _STR:
-        return value
-    if tag not in _SCALAR_TAGS:
-        raise _Unusual(tag)
-    return loader.yaml_constructors[tag](loader, yaml.ScalarNode(tag, value))
+    for tag, regexp in resolvers:
+        if regexp.match(value):
+            if tag == _STR:
+                return value
+            if tag not in _SCALAR_TAGS:
+                raise _Unusual(tag)
+            return loader.yaml_constructors[tag](loader, yaml.ScalarNode(tag, value))
+    return value
 
 
 def _data_from_events(text: str) -> Any:
@@ -181,46 +180,62 @@ def _data_from_events(text: str) -> Any:
 
 
 def _build(loader: Any) -> Any:
+    """One pass over the events; written for speed, as it runs once per item of a large fixture."""
     get = loader.get_event
+    scalar, mapping, sequence = yaml.ScalarEvent, yaml.MappingStartEvent, yaml.SequenceStartEvent
+    closing = (yaml.MappingEndEvent, yaml.SequenceEndEvent)
+    plain = _PLAIN
+    seen: dict[str, Any] = {}  # plain scalars already resolved (to immutable values)
     get()  # StreamStartEvent
-    if isinstance(get(), yaml.StreamEndEvent):
+    if type(get()) is yaml.StreamEndEvent:
         return None
-    root: list[Any] = []
-    # One frame per open collection: [container, the key awaiting its value (dicts only)].
-    stack: list[list[Any]] = [[root, None]]
-    while stack:
+    # The open collection, whether it is a list, and the key awaiting its value (mappings).
+    container: Any = []
+    is_list, key = True, _NO_KEY
+    stack: list[tuple[Any, bool]] = []
+    while True:
         event = get()
         kind = type(event)
-        if kind is yaml.ScalarEvent:
+        if kind is scalar:
             if event.anchor is not None or event.tag is not None:
                 raise _Unusual("anchor or tag")
-            value = _plain_scalar(loader, event.value) if event.implicit[0] else event.value
-        elif kind is yaml.MappingStartEvent or kind is yaml.SequenceStartEvent:
+            value = event.value
+            if event.implicit[0]:
+                resolvers = plain.get(value[:1])
+                if resolvers is not None:
+                    done = seen.get(value, _NO_KEY)
+                    if done is _NO_KEY:
+                        done = seen[value] = _resolved(loader, value, resolvers)
+                    value = done
+            if is_list:
+                container.append(value)
+            elif key is _NO_KEY:
+                key = value
+            else:
+                container[key] = value
+                key = _NO_KEY
+        elif kind is mapping or kind is sequence:
             if event.anchor is not None or event.tag is not None:
                 raise _Unusual("anchor or tag")
-            value = {} if kind is yaml.MappingStartEvent else []
-        elif kind in _CLOSING:
-            stack.pop()
-            continue
+            value = {} if kind is mapping else []
+            if is_list:
+                container.append(value)
+            elif key is _NO_KEY:
+                raise _Unusual("a complex key")
+            else:
+                container[key] = value
+                key = _NO_KEY
+            stack.append((container, is_list))
+            container, is_list = value, kind is sequence
+        elif kind in closing:
+            container, is_list = stack.pop()
+        elif kind is yaml.DocumentEndEvent:
+            break
         else:  # an alias
             raise _Unusual(kind.__name__)
-        frame = stack[-1]
-        container = frame[0]
-        if type(container) is list:
-            container.append(value)
-        elif frame[1] is _NO_KEY:
-            if type(value) is dict or type(value) is list:
-                raise _Unusual("a complex key")
-            frame[1] = value
-            continue
-        else:
-            container[frame[1]] = value
-            frame[1] = _NO_KEY
-        if kind is not yaml.ScalarEvent:
-            stack.append([value, _NO_KEY])
-    if not isinstance(get(), yaml.StreamEndEvent):
+    if type(get()) is not yaml.StreamEndEvent:
         raise _Unusual("several documents")
-    return root[0]
+    return container[0]
 
 
 def load_yaml(path: Path, token: str = "APG_YAML_INVALID") -> Any:
