@@ -28,7 +28,6 @@ import hashlib
 import os
 import shlex
 import shutil
-import subprocess
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -38,7 +37,7 @@ from typing import Any
 from ai_proving_ground import proc
 from ai_proving_ground.errors import ApgError
 from ai_proving_ground.fsutil import contained_path, is_within
-from ai_proving_ground.gitutil import SAFE_CONFIG
+from ai_proving_ground.gitutil import git
 from ai_proving_ground.layout import TRACKED_PATHS, BedLayout
 from ai_proving_ground.report import say
 from ai_proving_ground.tasks.dataset import Dataset, Task
@@ -88,20 +87,8 @@ def resolve_verifier(dataset: Dataset, task: Task) -> HiddenVerifier | None:
 
 
 # ---------------------------------------------------------------------------- git in the bed
-
-
-def git_in_bed(bed: Path, args: Sequence[str], env: Mapping[str, str],
-               extra_env: Mapping[str, str] | None = None) -> subprocess.CompletedProcess[bytes]:
-    """git in the bed, never raising: hooks and fsmonitor off, no caller ``GIT_*`` variables
-    (the agent had the bed's .git to itself, so nothing in it may run on the harness's behalf)."""
-    clean = {k: v for k, v in env.items() if not k.startswith("GIT_")}
-    clean.update(extra_env or {})
-    argv = ["git", "-C", str(bed), *SAFE_CONFIG, *args]
-    try:
-        return subprocess.run(argv, env=clean, stdin=subprocess.DEVNULL, capture_output=True,
-                              check=False)
-    except OSError as exc:
-        return subprocess.CompletedProcess(argv, 127, b"", f"git: {exc}".encode())
+# The agent had the bed's .git to itself: every call goes through gitutil.git (no hooks, no
+# fsmonitor, none of the caller's GIT_* variables).
 
 
 def model_diff(bed: Path, tag: str, env: Mapping[str, str], scratch: Path) -> bytes:
@@ -112,28 +99,20 @@ def model_diff(bed: Path, tag: str, env: Mapping[str, str], scratch: Path) -> by
     """
     scratch.mkdir(parents=True, exist_ok=True)
     index = scratch / "model.index"
-    index_env = {"GIT_INDEX_FILE": str(index)}
     ref = f"refs/tags/{tag}"
     try:
         for args in (["read-tree", ref], ["add", "-A", "--", *TRACKED_PATHS]):
-            _checked(git_in_bed(bed, args, env, index_env), args)
-        args = ["diff", "--cached", "--binary", "--no-color", "--no-ext-diff", "--no-textconv",
-                ref, "--", *TRACKED_PATHS]
-        return _checked(git_in_bed(bed, args, env, index_env), args).stdout
+            git(bed, args, env=env, index_file=index)
+        return git(bed, ["diff", "--cached", "--binary", "--no-color", "--no-ext-diff",
+                         "--no-textconv", ref, "--", *TRACKED_PATHS],
+                   env=env, index_file=index).stdout
     finally:
         index.unlink(missing_ok=True)
 
 
-def _checked(done: subprocess.CompletedProcess[bytes],
-             args: Sequence[str]) -> subprocess.CompletedProcess[bytes]:
-    if done.returncode != 0:
-        message = done.stderr.decode(errors="replace").strip()
-        raise ApgError("APG_GIT_FAILED", f"git {' '.join(args)}: {message}")
-    return done
-
-
 def _status(bed: Path, env: Mapping[str, str]) -> bytes:
-    return git_in_bed(bed, ["status", "--porcelain=v1", "-z", "--untracked-files=all"], env).stdout
+    return git(bed, ["status", "--porcelain=v1", "-z", "--untracked-files=all"], check=False,
+               env=env).stdout
 
 
 # ---------------------------------------------------------------------------- the snapshot
@@ -189,7 +168,7 @@ def _remove(path: Path) -> None:
 
 def _patch_paths(bed: Path, patch: Path, env: Mapping[str, str]) -> list[str] | None:
     """Every path the patch names (both sides of a rename); None when git cannot read it."""
-    done = git_in_bed(bed, ["apply", "--numstat", "-z", str(patch)], env)
+    done = git(bed, ["apply", "--numstat", "-z", str(patch)], check=False, env=env)
     if done.returncode != 0:
         return None
     fields = done.stdout.decode("utf-8", "surrogateescape").split("\0")
@@ -272,7 +251,8 @@ def _overlay_and_run(bed: Path, verifier: HiddenVerifier, env: Mapping[str, str]
                      site_command: Sequence[str]) -> HiddenOutcome:
     checks: list[dict[str, Any]] = []
     if verifier.patch is not None:
-        applied = git_in_bed(bed, ["apply", "--whitespace=nowarn", str(verifier.patch)], env)
+        applied = git(bed, ["apply", "--whitespace=nowarn", str(verifier.patch)], check=False,
+                      env=env)
         checks.append(_patch_check(verifier, applied.returncode,
                                    applied.stderr.decode(errors="replace")))
         if applied.returncode != 0:
