@@ -50,21 +50,22 @@ def write_record(path: Path, record: Record) -> None:
     atomic_write_json(path, data)
 
 
-def parse_record(data: Any, cls: type[R], where: str) -> R:
-    """``data`` as a ``cls``; a violation raises naming ``where`` and the JSON path."""
+def parse_record(data: Any, cls: type[R], where: str, token: str = RECORD_INVALID) -> R:
+    """``data`` as a ``cls``; a violation raises ``token`` naming ``where`` and the JSON path."""
     found = problems(data, cls.SCHEMA)
     if found:
-        raise ApgError(RECORD_INVALID, f"{where}: not a valid {cls.SCHEMA} record: "
+        raise ApgError(token, f"{where}: not a valid {cls.SCHEMA} record: "
                        f"{'; '.join(found[:5])}")
     return cls.from_json(data)
 
 
-def read_record(path: Path, cls: type[R]) -> R:
-    """The record in ``path``; unreadable, not JSON or off-schema raises APG_RECORD_INVALID."""
+def read_record(path: Path, cls: type[R], token: str = RECORD_INVALID) -> R:
+    """The record in ``path``; unreadable, not JSON or off-schema raises ``token``
+    (APG_RECORD_INVALID unless the record's command documents its own)."""
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
-        raise ApgError(RECORD_INVALID, f"{path} is missing") from None
+        raise ApgError(token, f"{path} is missing") from None
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise ApgError(RECORD_INVALID, f"{path} is not readable JSON ({exc})") from None
-    return parse_record(data, cls, str(path))
+        raise ApgError(token, f"{path} is not readable JSON ({exc})") from None
+    return parse_record(data, cls, str(path), token)

@@ -21,7 +21,7 @@ from pathlib import Path
 from ai_proving_ground.baselines.store import runs_dir
 from ai_proving_ground.cli.common import ArgumentParser, add_approot, run
 from ai_proving_ground.errors import ApgError, UsageError
-from ai_proving_ground.fsutil import atomic_write_json
+from ai_proving_ground.records import write_record
 from ai_proving_ground.settings import Settings, resolve_approot
 from ai_proving_ground.tasks.grade import RUN_ID
 from ai_proving_ground.transcripts import PARSERS, TRANSCRIPT_FILE, load, parse_run
@@ -48,7 +48,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                            f"({PARSERS[agent][0]}); the agent never started or wrote nothing")
         print(json.dumps(transcript.as_json(), indent=2, sort_keys=True))
         if args.write:
-            atomic_write_json(run_dir / TRANSCRIPT_FILE, transcript.as_json())
+            write_record(run_dir / TRANSCRIPT_FILE, transcript)
         if args.check and load(run_dir) != transcript:
             raise ApgError("APG_TRANSCRIPT_DIFFERS", f"{run_dir / TRANSCRIPT_FILE} differs from "
                            "the record its raw output gives; --write replaces it")

@@ -9,16 +9,16 @@ the same record.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable
 from pathlib import Path
 
 from ai_proving_ground.errors import ApgError
-from ai_proving_ground.fsutil import atomic_write_json
+from ai_proving_ground.records import read_record, write_record
 from ai_proving_ground.transcripts import claude_code, codex
 from ai_proving_ground.transcripts.record import Transcript
 
 TRANSCRIPT_FILE = "transcript.json"
+TRANSCRIPT_INVALID = "APG_TRANSCRIPT_INVALID"
 # How a no-attempt reason for an all-denied run begins (campaign outcomes recognise it).
 ALL_DENIED = "every tool call"
 
@@ -60,18 +60,13 @@ def record_run(run_dir: Path, agent: str) -> Transcript | None:
     """Parse and write ``transcript.json`` (new-then-rename); None when there is nothing to parse."""
     transcript = parse_run(run_dir, agent)
     if transcript is not None:
-        atomic_write_json(run_dir / TRANSCRIPT_FILE, transcript.as_json())
+        write_record(run_dir / TRANSCRIPT_FILE, transcript)
     return transcript
 
 
 def load(run_dir: Path) -> Transcript:
-    """``transcript.json`` as written, checked against its schema."""
-    path = run_dir / TRANSCRIPT_FILE
-    try:
-        data = json.loads(_read(path))
-    except ValueError as exc:
-        raise ApgError("APG_TRANSCRIPT_INVALID", f"{path}: not JSON: {exc}") from None
-    return Transcript.from_json(data, where=str(path))
+    """``transcript.json`` as written, checked against its schema (APG_TRANSCRIPT_INVALID)."""
+    return read_record(run_dir / TRANSCRIPT_FILE, Transcript, TRANSCRIPT_INVALID)
 
 
 def no_attempt_reason(transcript: Transcript) -> str | None:
