@@ -10,8 +10,9 @@ error naming the file and the JSON path, never a dict it must re-check field by 
 from __future__ import annotations
 
 import json
+from dataclasses import asdict
 from pathlib import Path
-from typing import Any, ClassVar, Protocol, TypeVar
+from typing import Any, ClassVar, Protocol, Self, TypeVar
 
 from ai_proving_ground.errors import ApgError
 from ai_proving_ground.fsutil import atomic_write_json
@@ -33,6 +34,20 @@ R = TypeVar("R", bound="Readable")
 class Readable(Record, Protocol):
     @classmethod
     def from_json(cls: type[R], data: dict[str, Any]) -> R: ...
+
+
+class FieldsRecord:
+    """Base of a dataclass record whose JSON is its fields as they are, no more, no less."""
+
+    SCHEMA: ClassVar[str]
+
+    def as_json(self) -> dict[str, Any]:
+        data: dict[str, Any] = asdict(self)  # type: ignore[call-overload]  # subclasses are dataclasses
+        return data
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> Self:
+        return cls(**data)
 
 
 def problems(data: Any, schema: str) -> list[str]:

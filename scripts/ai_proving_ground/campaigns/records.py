@@ -10,14 +10,14 @@ runner and the report share one definition. The plan's lines are :class:`spec.At
 from __future__ import annotations
 
 import json
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar
 
 from ai_proving_ground.campaigns.spec import Attempt, Campaign
 from ai_proving_ground.errors import ApgError
 from ai_proving_ground.fsutil import atomic_write_text
-from ai_proving_ground.records import RECORD_INVALID, parse_record, read_record
+from ai_proving_ground.records import RECORD_INVALID, FieldsRecord, parse_record, read_record
 
 OUTCOMES = ("pass", "fail", "timeout", "tampered", "no_attempt", "infra_error")
 # Outcomes the agent is answerable for: they count in k/n (only "pass" counts in k).
@@ -66,7 +66,7 @@ class CampaignFiles:
 
 
 @dataclass(frozen=True)
-class CampaignRecord:
+class CampaignRecord(FieldsRecord):
     """campaign.json: the campaign as resolved, written before the first attempt."""
 
     SCHEMA: ClassVar[str] = "campaign_record"
@@ -94,12 +94,9 @@ class CampaignRecord:
                    models=list(spec.models), repeats=spec.repeats, jobs=jobs,
                    created_at=created_at)
 
-    def as_json(self) -> dict[str, Any]:
-        return asdict(self)
-
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> CampaignRecord:
-        record = cls(**data)
+        record = super().from_json(data)
         baseline, treatment = record.compare
         if baseline == treatment or not {baseline, treatment} <= set(record.arms):
             raise ApgError(RECORD_INVALID, f"compare {record.compare} must name two different "
@@ -138,13 +135,6 @@ class AttemptRecord(Attempt):
     @property
     def identity(self) -> tuple[str, str, str, str | None, int]:
         return (*self.cell, self.repeat)
-
-    def as_json(self) -> dict[str, Any]:
-        return asdict(self)
-
-    @classmethod
-    def from_json(cls, data: dict[str, Any]) -> AttemptRecord:
-        return cls(**data)
 
 
 def write_plan(path: Path, attempts: list[Attempt]) -> None:

@@ -15,11 +15,12 @@ start in. ``repeat`` is 0-based.
 from __future__ import annotations
 
 import random
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, fields, replace
 from pathlib import Path
 from typing import Any, ClassVar, NoReturn
 
 from ai_proving_ground.errors import ApgError
+from ai_proving_ground.records import FieldsRecord
 from ai_proving_ground.schemas import validate_document
 from ai_proving_ground.settings import DEFAULT_SETTINGS, Settings
 from ai_proving_ground.tasks import hidden
@@ -82,7 +83,7 @@ class Campaign:
 
 
 @dataclass(frozen=True)
-class Attempt:
+class Attempt(FieldsRecord):
     """One cell of the matrix and one repeat of it (a line of plan.jsonl)."""
 
     SCHEMA: ClassVar[str] = "plan"
@@ -96,15 +97,8 @@ class Attempt:
     repeat: int
 
     def as_plan(self) -> dict[str, Any]:
-        return {"index": self.index, "order": self.order, "task_id": self.task_id,
-                "arm": self.arm, "agent": self.agent, "model": self.model, "repeat": self.repeat}
-
-    def as_json(self) -> dict[str, Any]:
-        return self.as_plan()
-
-    @classmethod
-    def from_json(cls, data: dict[str, Any]) -> Attempt:
-        return cls(**data)
+        """The plan's fields only (an :class:`AttemptRecord` carries more)."""
+        return {f.name: getattr(self, f.name) for f in fields(Attempt)}
 
 
 # ---------------------------------------------------------------------------- loading
