@@ -58,17 +58,24 @@ def check_transcript(driven: Driven, agent: str, script: list[Step]) -> dict[str
     return summary
 
 
+def drive_and_grade(agent: str, drive: Drive, capsys: pytest.CaptureFixture[str],
+                    order: str) -> tuple[Driven, dict[str, Any], dict[str, Any]]:
+    """``agent`` runs the script for ``order`` and exits 0: the run, its transcript summary
+    (checked against the script) and the envelope grade gives."""
+    script = build_script(order)
+    driven = drive(agent, script)
+    assert driven.rc == 0, driven.err
+    summary = check_transcript(driven, agent, script)
+    return driven, summary, driven.grade(capsys)
+
+
 @pytest.mark.parametrize("agent", AGENTS)
 def test_reference_script_scores_one(agent: str, drive: Drive,
                                      capsys: pytest.CaptureFixture[str]) -> None:
-    script = build_script("ASC")
-    driven = drive(agent, script)
-    assert driven.rc == 0, driven.err
+    driven, summary, envelope = drive_and_grade(agent, drive, capsys, "ASC")
     assert driven.record["status"] == "attempted"
     transcript = load(driven.run_dir)
     assert [c.exit_code for c in transcript.commands] == [0, 0], transcript.commands
-    summary = check_transcript(driven, agent, script)
-    envelope = driven.grade(capsys)
     assert score(envelope) == 1.0
     # With no --model, the envelope names the model the CLI's transcript names.
     info = envelope["model_info"]
@@ -83,11 +90,7 @@ def test_reference_script_scores_one(agent: str, drive: Drive,
 @pytest.mark.parametrize("agent", AGENTS)
 def test_wrong_sort_order_scores_zero(agent: str, drive: Drive,
                                       capsys: pytest.CaptureFixture[str]) -> None:
-    script = build_script("DESC")
-    driven = drive(agent, script)
-    assert driven.rc == 0, driven.err
-    check_transcript(driven, agent, script)
-    envelope = driven.grade(capsys)
+    envelope = drive_and_grade(agent, drive, capsys, "DESC")[2]
     assert score(envelope) == 0.0
     details = envelope["evaluation_results"][0]["score_details"]["details"]
     assert details["failed_checks"] == "rows-in-order"
