@@ -137,9 +137,13 @@ class AttemptRecord(Attempt):
         return (*self.cell, self.repeat)
 
 
+def plan_text(attempts: list[Attempt]) -> str:
+    """plan.jsonl's text: one attempt a line (what ``--dry-run`` prints too)."""
+    return "".join(json.dumps(a.as_plan(), sort_keys=True) + "\n" for a in attempts)
+
+
 def write_plan(path: Path, attempts: list[Attempt]) -> None:
-    atomic_write_text(path, "".join(json.dumps(a.as_plan(), sort_keys=True) + "\n"
-                                    for a in attempts))
+    atomic_write_text(path, plan_text(attempts))
 
 
 def read_plan(path: Path) -> list[Attempt]:

@@ -31,7 +31,6 @@ could not run at all (no usable bed, the output directory exists); 2 usage (a ba
 
 from __future__ import annotations
 
-import json
 import queue
 import shutil
 import sys
@@ -45,10 +44,10 @@ from typing import Any
 from ai_proving_ground.campaigns import beds
 from ai_proving_ground.campaigns.attempt import AttemptRun, Context, SiteStep
 from ai_proving_ground.campaigns.records import (
-    OUTCOMES,
     AttemptRecord,
     CampaignFiles,
     CampaignRecord,
+    plan_text,
     write_plan,
 )
 from ai_proving_ground.campaigns.report import build_report, summary_line
@@ -97,7 +96,7 @@ def run_campaign(options: RunnerOptions) -> CampaignResult:
     campaign = resolve(spec, options.settings)
     attempts = plan(campaign)
     if options.dry_run:
-        sys.stdout.write("".join(json.dumps(a.as_plan(), sort_keys=True) + "\n" for a in attempts))
+        sys.stdout.write(plan_text(attempts))
         return CampaignResult(0)
     jobs = max(1, min(options.jobs or spec.jobs, len(attempts)))
     try:
@@ -111,22 +110,13 @@ def run_campaign(options: RunnerOptions) -> CampaignResult:
     except beds.CannotRun as exc:
         say("APG_CAMPAIGN_CANNOT_RUN", str(exc))
         return CampaignResult(1)
-    records, interrupted = _run_attempts(context, job_list, attempts)
+    interrupted = _run_attempts(context, job_list, attempts)
     report = build_report(files.directory)
     atomic_write_json(files.directory / "report.json", report)
-    counts = tally(records, len(attempts))
+    counts = report["totals"]
     say("APG_CAMPAIGN_DONE", f"{summary_line(counts)}; records in {files.directory}")
     print(files.directory)
     return CampaignResult(INTERRUPTED if interrupted else 0, files.directory, report, counts)
-
-
-def tally(records: list[AttemptRecord], planned: int) -> dict[str, Any]:
-    """What the runner itself decided, counted the way the report counts the records."""
-    counts: dict[str, Any] = {"planned": planned, **{o: 0 for o in OUTCOMES}}
-    for record in records:
-        counts[record.outcome] += 1
-    counts["missing"] = planned - len(records)
-    return counts
 
 
 def _campaign_dir(spec: CampaignSpec, out: Path | None) -> Path:
@@ -177,8 +167,8 @@ def _start(campaign: Campaign, files: CampaignFiles, attempts: list[Attempt], jo
 
 
 def _run_attempts(context: Context, job_list: list[beds.Job],
-                  attempts: list[Attempt]) -> tuple[list[AttemptRecord], bool]:
-    """Workers pull attempts in plan order; the records and whether it was interrupted."""
+                  attempts: list[Attempt]) -> bool:
+    """Workers pull attempts in plan order, each writing its record; whether it was interrupted."""
     pending: queue.Queue[Attempt] = queue.Queue()
     for attempt in attempts:
         pending.put(attempt)
@@ -197,9 +187,8 @@ def _run_attempts(context: Context, job_list: list[beds.Job],
             _wait_all(futures)
     if not interrupted:  # an interrupted campaign is incomplete, not full of infra errors
         while not pending.empty():
-            records.append(AttemptRun(context, None, pending.get()).fail(
-                "no usable bed was left to run it"))
-    return sorted(records, key=lambda r: r.order), interrupted
+            AttemptRun(context, None, pending.get()).fail("no usable bed was left to run it")
+    return interrupted
 
 
 def _wait_all(futures: list[Future[None]]) -> None:
