@@ -71,7 +71,10 @@ def parse_record(data: Any, cls: type[R], where: str, token: str = RECORD_INVALI
     if found:
         raise ApgError(token, f"{where}: not a valid {cls.SCHEMA} record: "
                        f"{'; '.join(found[:5])}")
-    return cls.from_json(data)
+    try:
+        return cls.from_json(data)
+    except ApgError as exc:  # what the schema cannot say, said the same way
+        raise ApgError(token, f"{where}: not a valid {cls.SCHEMA} record: {exc.message}") from None
 
 
 def read_record(path: Path, cls: type[R], token: str = RECORD_INVALID) -> R:

@@ -251,6 +251,18 @@ def test_envelope_schema_refuses_what_grade_never_emits(
     assert caught.value.token == "APG_GRADE_ENVELOPE_INVALID"
 
 
+def test_envelope_without_task_id_is_refused_with_the_grade_token(fixtures_bed: Path) -> None:
+    """What the schema cannot say (a task_id in a free string map) is refused the same way."""
+    envelope = grade_module.grade(grade_module.GradeRequest(fixtures_bed, "dv01_view_build"),
+                                  EmbeddedSite(fixtures_bed))
+    del envelope["evaluation_results"][0]["source_data"]["additional_details"]["task_id"]
+    assert schema_errors(envelope, "envelope") == []
+    with pytest.raises(ApgError) as caught:
+        grade_module.check_envelope(envelope)
+    assert caught.value.token == "APG_GRADE_ENVELOPE_INVALID"
+    assert "names no task_id" in caught.value.message
+
+
 # ---------------------------------------------------------------------------- provenance
 
 

@@ -24,7 +24,6 @@ from ai_proving_ground.errors import ApgError
 from ai_proving_ground.fixtures import load_set
 from ai_proving_ground.records import parse_record
 from ai_proving_ground.report import say
-from ai_proving_ground.schemas import schema_errors
 from ai_proving_ground.settings import DEFAULT_SETTINGS, Settings
 from ai_proving_ground.sites.base import SiteDriver
 from ai_proving_ground.tasks import checks as checks_module
@@ -332,15 +331,7 @@ def _run_details(run: dict[str, Any]) -> dict[str, str]:
 
 def check_envelope(envelope: dict[str, Any]) -> Envelope:
     """Our own output must meet our own schema; anything else is a bug, not a verdict."""
-    errors = schema_errors(envelope, Envelope.SCHEMA)
-    if errors:
-        details = "; ".join(f"{list(e.absolute_path)}: {e.message}" for e in errors[:5])
-        raise ApgError("APG_GRADE_ENVELOPE_INVALID", f"the envelope breaks its schema: {details}")
-    try:
-        return Envelope.from_json(envelope)
-    except ApgError as exc:
-        raise ApgError("APG_GRADE_ENVELOPE_INVALID", f"the envelope breaks its schema: "
-                       f"{exc.message}") from None
+    return parse_record(envelope, Envelope, "the envelope grade emits", "APG_GRADE_ENVELOPE_INVALID")
 
 
 def after_emit(request: GradeRequest, envelope: dict[str, Any]) -> None:
