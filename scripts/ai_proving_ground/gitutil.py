@@ -25,21 +25,17 @@ _GIT_ENV = {
 
 
 def git(repo: Path, args: Sequence[str], check: bool = True, input_bytes: bytes | None = None,
-        env: Mapping[str, str] | None = None,
-        index_file: Path | None = None) -> subprocess.CompletedProcess[bytes]:
+        env: Mapping[str, str] | None = None) -> subprocess.CompletedProcess[bytes]:
     """Run ``git -C repo args`` safely; a failure names the command and git's message.
 
     The caller's ``GIT_*`` variables are dropped (they could point git at another repository
-    or index); ``env`` replaces the process environment when given; ``index_file`` is the
-    index git uses instead of the repository's own (``GIT_INDEX_FILE``).
+    or index); ``env`` replaces the process environment when given.
     """
     exe = shutil.which("git")
     if exe is None:
         raise ApgError("APG_GIT_MISSING", "git is not on PATH; install git", exit_code=2)
     base = os.environ if env is None else env
     clean = {k: v for k, v in base.items() if not k.startswith("GIT_")}
-    if index_file is not None:
-        clean["GIT_INDEX_FILE"] = str(index_file)
     done = subprocess.run([exe, "-C", str(repo), *SAFE_CONFIG, *args], capture_output=True,
                           env={**clean, **_GIT_ENV}, input=input_bytes, check=False,
                           stdin=None if input_bytes is not None else subprocess.DEVNULL)

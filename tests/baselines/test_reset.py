@@ -5,14 +5,20 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from ai_proving_ground.baselines.reset import reset
 from ai_proving_ground.baselines.store import runs_dir
+from ai_proving_ground.baselines.tree import read_tree
+from ai_proving_ground.errors import ApgError
 from ai_proving_ground.gitutil import git
 from ai_proving_ground.settings import Settings
+from ai_proving_ground.sites.embedded.driver import EmbeddedSite
 
 Kit = Any  # the ``kit`` fixture of tests/baselines/conftest.py
 
@@ -62,6 +68,30 @@ def test_reset_restores_everything_an_agent_changed(kit: Kit, pbed: Path) -> Non
     assert run_record.read_text() == '{"task": "t1"}\n'
     assert git(pbed, ["status", "--porcelain", "--untracked-files=all", "--", "config",
                       "web/modules/custom", "recipes"]).stdout == b""
+
+
+def test_reset_from_a_tree_read_before_asks_git_nothing(kit: Kit, pbed: Path,
+                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    """What a campaign does: the tag's files read once; reset then restores from them alone."""
+    baseline = kit.baseline(pbed)
+    tree = read_tree(pbed, baseline.tag)
+    tagged = kit.tracked_on_disk(pbed)
+    kit.mutate(pbed)
+    git(pbed, ["tag", "-d", baseline.tag])  # not read again: the tree is the baseline
+    settings = Settings.from_environ()
+    with pytest.raises(ApgError) as caught:
+        reset(pbed, kit.names, EmbeddedSite(pbed), settings, replace(tree, tag="apg-baseline-x"))
+    assert caught.value.token == "APG_RESET_NO_BASELINE"
+    monkeypatch.setattr(subprocess.Popen, "__init__", refuse_children)
+    outcome = reset(pbed, kit.names, EmbeddedSite(pbed), settings, tree)
+    monkeypatch.undo()
+    assert outcome.failures == []
+    assert kit.tracked_on_disk(pbed) == tagged
+    assert kit.node_exists(pbed, DELETED) and kit.site_name(pbed) == "AI proving ground"
+
+
+def refuse_children(self: Any, args: Any, *rest: Any, **kwargs: Any) -> None:
+    raise AssertionError(f"reset started a child: {args}")
 
 
 def test_reset_of_an_unprovisioned_bed_is_refused(kit: Kit, raw_bed: Path) -> None:

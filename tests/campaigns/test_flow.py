@@ -19,12 +19,14 @@ import pytest
 from campaign_kit import attempts, reference_step, run_campaign, write_spec
 
 from ai_proving_ground import proc
+from ai_proving_ground.campaigns.attempt import AttemptRun
 from ai_proving_ground.campaigns.report import build_report, summary_line
 from ai_proving_ground.campaigns.runner import RunnerOptions
 from ai_proving_ground.campaigns.runner import run_campaign as run_in_process
 from ai_proving_ground.cli.campaign import site_step
 from ai_proving_ground.keeper import descendants
 from ai_proving_ground.paths import PROJECT_ROOT
+from ai_proving_ground.sandbox import confine
 from ai_proving_ground.settings import Settings
 from ai_proving_ground.yamlio import dumps, load_yaml
 from proc_kit import alive, wait_until_dead
@@ -131,18 +133,30 @@ def write_note_fixture(root: Path, campaign: str, version: int, uuid: str) -> No
 
 def test_an_attempt_spawns_only_the_adapter_and_the_escrowed_verifier(
         tmp_path: Path, template: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """Every child an attempt starts, counted at the one place children start (Popen)."""
+    """Every child an attempt starts, counted at the one place children start (Popen): git
+    (reset, the model's diff) and the sandbox's probe run once per bed or process, before."""
     spawned: list[list[str]] = []
-    real = subprocess.Popen.__init__
+    in_attempt = threading.local()
+    real_popen, real_run = subprocess.Popen.__init__, AttemptRun.run
 
     def record(self: Any, args: Any, *rest: Any, **kwargs: Any) -> None:
-        spawned.append([str(a) for a in args])
-        real(self, args, *rest, **kwargs)
+        if getattr(in_attempt, "on", False):
+            spawned.append([str(a) for a in args])
+        real_popen(self, args, *rest, **kwargs)
+
+    def attempt(self: AttemptRun) -> Any:
+        in_attempt.on = True
+        try:
+            return real_run(self)
+        finally:
+            in_attempt.on = False
 
     spec = write_spec(tmp_path / "spec.yml", {**spec_body(template, ["nop"]), "jobs": 1})
     options = RunnerOptions(spec_path=spec, out=tmp_path / "out", beds=tmp_path / "beds",
                             site_step=site_step)
     monkeypatch.setattr(subprocess.Popen, "__init__", record)
+    monkeypatch.setattr(AttemptRun, "run", attempt)
+    confine._bwrap_here.cache_clear()  # as in a fresh process: the probe is still to be made
     result = run_in_process(options)
     monkeypatch.undo()
     assert result.exit_code == 0 and result.counts["pass"] == 1
@@ -155,15 +169,11 @@ def test_an_attempt_spawns_only_the_adapter_and_the_escrowed_verifier(
                 command[0].endswith("/ddev/agents/nop")
         elif argv[:2] == [sys.executable, "-I"] and argv[2].endswith("/escrow_verify.py"):
             kind = "verifier"
-        elif Path(argv[0]).name == "bwrap" and argv[-1] == "true":  # can bwrap work here?
-            kind = "probe"
-        elif Path(argv[0]).name == "git":  # the tool reset, verify and the diff use, not a step
-            kind = "git"
         else:
-            kind = "other"
+            kind = Path(argv[0]).name  # git, bwrap (its probe), anything else
         kinds.setdefault(kind, []).append(argv)
-    assert set(kinds) - {"probe"} == {"adapter", "verifier", "git"}, kinds.get("other")
-    assert len(kinds.get("probe", [])) <= 1  # asked once a process
+    assert set(kinds) == {"adapter", "verifier"}, {k: v for k, v in kinds.items()
+                                                   if k not in ("adapter", "verifier")}
     assert len(kinds["adapter"]) == 2  # one per attempt
     # before and after each attempt; the job's escrow is made in-process
     assert len(kinds["verifier"]) == 4

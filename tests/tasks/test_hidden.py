@@ -17,12 +17,14 @@ from typing import Any
 import pytest
 
 from ai_proving_ground.baselines.provision import provision
+from ai_proving_ground.baselines.tree import read_tree
 from ai_proving_ground.gitutil import git
 from ai_proving_ground.paths import PROJECT_ROOT
 from ai_proving_ground.sites.embedded.driver import EmbeddedSite
 from ai_proving_ground.tasks import hidden
 from ai_proving_ground.tasks.dataset import load_dataset
-from ai_proving_ground.tasks.hidden import HiddenVerifier, model_diff, run_hidden
+from ai_proving_ground.tasks.hidden import HiddenVerifier, run_hidden
+from ai_proving_ground.tasks.model_diff import model_diff
 from ai_proving_ground.tasks.run import site_command
 
 FIXTURES = ["kb_docs", "canvas_home"]
@@ -148,7 +150,7 @@ def test_the_bed_returns_to_the_model_final_state(bed: Path, tmp_path: Path) -> 
     subprocess.run([*subprocess_site, *reference_view()], check=True, capture_output=True)
     (bed / "web/modules/custom/mine").mkdir(parents=True)
     (bed / "web/modules/custom/mine/notes.txt").write_text("the model's own file\n", "utf-8")
-    before_diff = model_diff(bed, tag_of(bed), env(), tmp_path / "scratch")
+    before_diff = model_diff(bed, read_tree(bed, tag_of(bed)))
     before_config = site.all_config()
     patch = (new_file_patch(HIDDEN_CHECK, ROWS_CHECK)
              + new_file_patch("tests/hidden/README", "outside the tracked paths\n"))
@@ -162,7 +164,7 @@ def test_the_bed_returns_to_the_model_final_state(bed: Path, tmp_path: Path) -> 
     assert [(c["id"], c["passed"]) for c in outcome.checks] == [
         ("patch", True), ("command-1", True), ("command-2", True), ("command-3", True)]
     assert outcome.warnings == []
-    assert model_diff(bed, tag_of(bed), env(), tmp_path / "scratch") == before_diff
+    assert model_diff(bed, read_tree(bed, tag_of(bed))) == before_diff
     assert b"notes.txt" in before_diff and b"hidden_check" not in before_diff
     assert not (bed / "web/modules/custom/hidden_check").exists()
     assert not (bed / "tests").exists()
@@ -301,5 +303,5 @@ def check_beds_are_model_final(out: Path, records: list[dict[str, Any]]) -> None
         approot = json.loads((out / "runs" / f"{record['order']:04d}" / "run.json").read_text())
         last[approot["approot"]] = record["order"]
     for job in setup["jobs"]:
-        diff = model_diff(Path(job["bed"]), setup["tag"], env(), out.parent / "scratch")
+        diff = model_diff(Path(job["bed"]), read_tree(Path(job["bed"]), setup["tag"]))
         assert diff == (out / "runs" / f"{last[job['bed']]:04d}" / "model.diff").read_bytes()

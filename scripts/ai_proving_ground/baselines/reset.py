@@ -15,6 +15,7 @@ from ai_proving_ground.baselines import grader_tree, public_files, public_files_
 from ai_proving_ground.baselines.locking import bed_lock
 from ai_proving_ground.baselines.store import Baseline
 from ai_proving_ground.baselines.tree import (
+    BaselineTree,
     TreeEntry,
     check_scope,
     require_repository,
@@ -43,13 +44,19 @@ class ResetOutcome:
 
 
 def reset(approot: Path, names: Sequence[str], driver: SiteDriver,
-          settings: Settings = DEFAULT_SETTINGS) -> ResetOutcome:
+          settings: Settings = DEFAULT_SETTINGS, tree: BaselineTree | None = None) -> ResetOutcome:
+    """Restore ``names``' baseline. ``tree``: the baseline tag's files as the caller read them
+    (a campaign, once per bed); git is then not asked again, so reset runs no child process."""
     fixture_set = load_set(names, approot, settings=settings)
     baseline = Baseline.of(approot, fixture_set.key, settings)
-    require_repository(approot)
+    if tree is not None and tree.tag != baseline.tag:
+        raise ApgError("APG_RESET_NO_BASELINE", f"the tree given is {tree.tag}'s, not "
+                       f"{baseline.tag}'s (set {fixture_set.key})")
+    if tree is None:
+        require_repository(approot)
     with bed_lock(baseline.lock, "reset", settings.lock_wait_seconds):
-        _require_baseline(approot, baseline, fixture_set)
-        entries = tag_entries(approot, baseline.tag)
+        _require_baseline(approot, baseline, fixture_set, tag_known=tree is not None)
+        entries = list(tree.entries) if tree is not None else tag_entries(approot, baseline.tag)
         skip = _untracked_skips(approot, baseline, entries, settings.allow_untracked)
         check_scope(approot)
         snapshot = public_files.snapshot_paths(baseline.directory, fixture_set.key)
@@ -59,7 +66,8 @@ def reset(approot: Path, names: Sequence[str], driver: SiteDriver,
         crashpoint("reset.marked")
         staged = _stage_files(driver, approot, snapshot, baseline) if recorded_files else None
         try:
-            outcome.removed = restore_from_tag(approot, baseline.tag, skip, entries)
+            outcome.removed = restore_from_tag(approot, baseline.tag, skip, entries,
+                                               tree.blobs if tree is not None else None)
             crashpoint("reset.tree-restored")
             driver.restore_database(baseline.dump)
             crashpoint("reset.database-restored")
@@ -97,11 +105,12 @@ def _fail(outcome: ResetOutcome, token: str, message: str) -> None:
     outcome.failures.append(token)
 
 
-def _require_baseline(approot: Path, baseline: Baseline, fixture_set: FixtureSet) -> None:
+def _require_baseline(approot: Path, baseline: Baseline, fixture_set: FixtureSet,
+                      tag_known: bool = False) -> None:
     missing = []
     if not baseline.dump.is_file():
         missing.append(f"dump {baseline.dump}")
-    if tag_commit(approot, baseline.tag) is None:
+    if not tag_known and tag_commit(approot, baseline.tag) is None:
         missing.append(f"tag {baseline.tag}")
     if missing:
         raise ApgError("APG_RESET_NO_BASELINE", f"no complete baseline for set "

@@ -6,6 +6,8 @@ import os
 import shutil
 import stat
 import tempfile
+from collections.abc import Mapping
+from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
 from ai_proving_ground.errors import ApgError
@@ -14,6 +16,24 @@ from ai_proving_ground.gitutil import git, git_text
 from ai_proving_ground.layout import TRACKED_PATHS
 
 TreeEntry = tuple[str, str, str]  # mode, blob sha, path
+
+
+@dataclass(frozen=True)
+class BaselineTree:
+    """A baseline tag's tracked files, read from git once: what reset restores and what a
+    model's diff is taken against. A campaign reads it when it escrows a job's bed (the escrowed
+    verifier checks that tag before every attempt), so an attempt needs no git of its own."""
+
+    tag: str
+    entries: tuple[TreeEntry, ...]
+    blobs: Mapping[str, bytes]
+
+
+def read_tree(approot: Path, tag: str) -> BaselineTree:
+    """``tag``'s tracked files, contents included (two git calls)."""
+    entries = tag_entries(approot, tag)
+    return BaselineTree(tag, tuple(entries),
+                        _read_blobs(approot, sorted({sha for _mode, sha, _name in entries})))
 
 
 def require_repository(approot: Path) -> None:
@@ -105,19 +125,22 @@ def check_scope(approot: Path) -> None:
 
 
 def restore_from_tag(approot: Path, tag: str, skip: frozenset[str] = frozenset(),
-                     entries: list[TreeEntry] | None = None) -> list[str]:
+                     entries: list[TreeEntry] | None = None,
+                     blobs: Mapping[str, bytes] | None = None) -> list[str]:
     """Make every tracked path byte-identical to ``tag``: rewrite its files, remove the rest.
 
     Contents are read as raw blobs (``git cat-file``), never through ``git archive``: archive
     applies attributes (export-ignore, export-subst) and smudge filters, which a bed's
     ``.git/info/attributes`` or config could use to restore something else, or to run commands.
+    ``entries`` and ``blobs``, when given, are the tag's as read before (:class:`BaselineTree`).
     """
     check_scope(approot)
     paths = [p for p in TRACKED_PATHS if p not in skip]
     if entries is None:
         entries = tag_entries(approot, tag)
     entries = [e for e in entries if any(e[2] == p or e[2].startswith(p + "/") for p in paths)]
-    blobs = _read_blobs(approot, sorted({sha for _mode, sha, _name in entries}))
+    if blobs is None:
+        blobs = _read_blobs(approot, sorted({sha for _mode, sha, _name in entries}))
     for mode, sha, name in entries:
         _write_entry(approot, name, mode, blobs[sha])
     crashpoint("reset.tree.extracted")

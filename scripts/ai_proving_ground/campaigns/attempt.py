@@ -1,11 +1,12 @@
 """One campaign attempt on one job's bed, phase by phase, every product step in-process.
 
-1. verify --restore against the job's escrow (its hashes checked first); 2. reset and the
-doctor; 3. the arm's setup steps (``apg site`` command lines, run in-process); 4. the agent
-(``run_task``, whose adapter is the only child besides the verifier), then everything it started
-is stopped; 5. verify again; 6. ``model.diff`` and ``config.json``: what the model left, before
-any hidden overlay; 7. grade (public checks); 8. the hidden verifier, when the task has one.
-What each phase established goes into :class:`outcome.Facts`; :func:`outcome.decide` gives the
+1. verify --restore against the job's escrow (its hashes checked first); 2. reset (from the
+baseline tag's files the job read when its bed was escrowed: no git) and the doctor; 3. the
+arm's setup steps (``apg site`` command lines, run in-process); 4. the agent (``run_task``, whose
+adapter is the only child besides the verifier), then everything it started is stopped; 5. verify
+again; 6. ``model.diff`` (in-process, against those files) and ``config.json``: what the model
+left, before any hidden overlay; 7. grade (public checks); 8. the hidden verifier, when the task
+has one. What each phase established goes into :class:`outcome.Facts`; :func:`outcome.decide` gives the
 one outcome. Diagnostics of every step land in the attempt's ``steps.log``.
 """
 
@@ -37,6 +38,7 @@ from ai_proving_ground.sites.embedded.driver import EmbeddedSite
 from ai_proving_ground.tasks import hidden
 from ai_proving_ground.tasks.envelope import write_envelope
 from ai_proving_ground.tasks.grade import GradeRequest, check_envelope, grade
+from ai_proving_ground.tasks.model_diff import model_diff
 from ai_proving_ground.tasks.run import RunOptions, now_iso, run_task, site_command
 
 # Runs one ``apg site`` command line on a bed: (exit code, what it said on stderr).
@@ -50,7 +52,6 @@ class Context:
     campaign: Campaign
     files: CampaignFiles
     template: Path
-    tag: str
     settings: Settings
     site_step: SiteStep
     stop: threading.Event = field(default_factory=threading.Event)
@@ -166,7 +167,7 @@ class AttemptRun:
     def _reset(self) -> None:
         job, fixtures = self._job, self.context.campaign.fixtures
         try:
-            outcome = reset(job.bed, fixtures, EmbeddedSite(job.bed), job.settings)
+            outcome = reset(job.bed, fixtures, EmbeddedSite(job.bed), job.settings, job.tree)
         except ApgError as exc:
             self.set_aside = "reset-failed"
             raise _Setup(f"reset failed: {exc}") from None
@@ -245,8 +246,7 @@ class AttemptRun:
         """model.diff and config.json: the model's own work, before any hidden overlay."""
         bed = self._job.bed
         try:
-            self.model_diff = hidden.model_diff(bed, self.context.tag, proc.child_env(os.environ),
-                                                self.directory / ".scratch")
+            self.model_diff = self._diff()
             config = EmbeddedSite(bed).all_config()
         except ApgError as exc:
             raise _Evidence(f"could not capture the model's work: {exc.message}") from None
@@ -276,7 +276,7 @@ class AttemptRun:
         bed, env = self._job.bed, proc.child_env(os.environ)
         outcome = hidden.run_hidden(bed, self.verifier, env, self.directory / ".scratch",
                                     site_command(bed))
-        if hidden.model_diff(bed, self.context.tag, env, self.directory / ".scratch") != self.model_diff:
+        if self._diff() != self.model_diff:
             outcome.warnings.append("APG_CAMPAIGN_HIDDEN_RESIDUE the bed's diff differs from "
                                     "model.diff after restoring the snapshot")
         self.record = replace(self.record, hidden=outcome.summary())
@@ -285,6 +285,11 @@ class AttemptRun:
             **outcome.summary(), "patch": self.verifier.patch_ref,
             "commands": [list(c) for c in self.verifier.commands],
             "timeout_s": self.verifier.timeout_s, "restore_warnings": outcome.warnings})
+
+    def _diff(self) -> bytes:
+        job = self._job
+        assert job.tree is not None  # read when the bed was escrowed
+        return model_diff(job.bed, job.tree)
 
     def _collect_run_dir(self) -> None:
         """Move the bed's run directory here (the next agent on this bed must not read this

@@ -17,7 +17,7 @@ from pathlib import Path
 from ai_proving_ground.baselines.provision import provision
 from ai_proving_ground.baselines.reset import reset
 from ai_proving_ground.baselines.store import Baseline
-from ai_proving_ground.baselines.tree import tag_commit
+from ai_proving_ground.baselines.tree import BaselineTree, read_tree, tag_commit
 from ai_proving_ground.bed import clone_bed, init_bed
 from ai_proving_ground.campaigns.escrowed import Escrowed
 from ai_proving_ground.campaigns.spec import Campaign
@@ -43,13 +43,16 @@ def job_settings(settings: Settings, campaign: Campaign) -> Settings:
 
 @dataclass
 class Job:
-    """One parallel lane: its bed, its escrow and its settings."""
+    """One parallel lane: its bed, its escrow, the baseline tag's files and its settings."""
 
     number: int
     bed: Path
     escrow_root: Path
     settings: Settings
+    tag: str
     escrowed: Escrowed | None = None
+    # Read from git when the bed is escrowed: an attempt resets and diffs against it, no git.
+    tree: BaselineTree | None = None
 
     @property
     def name(self) -> str:
@@ -86,13 +89,13 @@ def check_template(campaign: Campaign, template: Path, settings: Settings) -> tu
     return fixture_set.key, baseline.tag
 
 
-def prepare_jobs(campaign: Campaign, template: Path, beds: Path, escrow_root: Path,
+def prepare_jobs(campaign: Campaign, template: Path, tag: str, beds: Path, escrow_root: Path,
                  count: int, settings: Settings) -> list[Job]:
     """Clone, escrow and reset one bed per job (``settings``: :func:`job_settings`), side by
     side; any failure stops the campaign (the clones are identical, so one that cannot reset
     means none can)."""
     jobs = [Job(number=n, bed=beds / f"job-{n}", escrow_root=escrow_root / f"job-{n}",
-                settings=settings) for n in range(count)]
+                settings=settings, tag=tag) for n in range(count)]
     with ThreadPoolExecutor(max_workers=count) as pool:
         problems = [p for p in pool.map(lambda job: _prepare(campaign, template, job), jobs) if p]
     if problems:
@@ -104,7 +107,7 @@ def _prepare(campaign: Campaign, template: Path, job: Job) -> str | None:
     """None when the job's bed is ready; else why not."""
     try:
         fresh_bed(campaign, template, job)
-        outcome = reset(job.bed, campaign.fixtures, EmbeddedSite(job.bed), job.settings)
+        outcome = reset(job.bed, campaign.fixtures, EmbeddedSite(job.bed), job.settings, job.tree)
     except OSError as exc:
         return f"{job.name}: could not copy {template}: {exc}"
     except ApgError as exc:
@@ -116,9 +119,10 @@ def _prepare(campaign: Campaign, template: Path, job: Job) -> str | None:
 
 def fresh_bed(campaign: Campaign, template: Path, job: Job) -> None:
     """A new copy of the template for the job, escrowed anew (the old escrow may have been
-    reached by the attempt that damaged the bed)."""
+    reached by the attempt that damaged the bed), and its baseline tag's files read with it."""
     clone_bed(template, job.bed, job.settings)
     job.escrowed = Escrowed.make(job.bed, campaign.fixtures, job.escrow_root, job.settings)
+    job.tree = read_tree(job.bed, job.tag)
 
 
 def replace_bed(campaign: Campaign, template: Path, job: Job, label: str) -> None:

@@ -31,6 +31,7 @@ could not run at all (no usable bed, the output directory exists); 2 usage (a ba
 
 from __future__ import annotations
 
+import contextlib
 import queue
 import shutil
 import sys
@@ -56,6 +57,7 @@ from ai_proving_ground.errors import ApgError
 from ai_proving_ground.fsutil import atomic_write_json
 from ai_proving_ground.records import write_record
 from ai_proving_ground.report import say
+from ai_proving_ground.sandbox.confine import SandboxOptions, choose_backend
 from ai_proving_ground.settings import DEFAULT_SETTINGS, Settings
 from ai_proving_ground.tasks.adapters import find_adapter
 from ai_proving_ground.tasks.run import check_extra_env, now_iso
@@ -152,13 +154,17 @@ def _start(campaign: Campaign, files: CampaignFiles, attempts: list[Attempt], jo
     shutil.copyfile(spec.path, files.spec)
     write_plan(files.plan, attempts)
     write_record(files.campaign, CampaignRecord.of(campaign, jobs, now_iso()))
-    job_list = beds.prepare_jobs(campaign, template, bed_root, files.escrow, jobs, settings)
+    job_list = beds.prepare_jobs(campaign, template, tag, bed_root, files.escrow, jobs, settings)
+    # The sandbox's probe is a child: made once a process, here, so an attempt's only children
+    # are the adapter and the verifier (a machine with no sandbox is each attempt's to report).
+    with contextlib.suppress(ApgError):
+        choose_backend(SandboxOptions.from_settings(settings))
     atomic_write_json(files.setup, {
         "fixtures": list(campaign.fixtures), "tag": tag, "template": str(template),
         "beds": str(bed_root),
         "jobs": [{"job": j.number, "bed": str(j.bed),
                   "escrow": str(j.escrowed.set_dir if j.escrowed else None)} for j in job_list]})
-    context = Context(campaign=campaign, files=files, template=template, tag=tag,
+    context = Context(campaign=campaign, files=files, template=template,
                       settings=settings, site_step=options.site_step)
     return context, job_list
 

@@ -91,25 +91,6 @@ def resolve_verifier(dataset: Dataset, task: Task) -> HiddenVerifier | None:
 # fsmonitor, none of the caller's GIT_* variables).
 
 
-def model_diff(bed: Path, tag: str, env: Mapping[str, str], scratch: Path) -> bytes:
-    """``git diff --binary`` of the tracked paths against the baseline tag, new files included.
-
-    A throwaway index (``GIT_INDEX_FILE``) holds the tag plus the working tree, so untracked
-    files under the tracked paths count and the bed's own index is never touched.
-    """
-    scratch.mkdir(parents=True, exist_ok=True)
-    index = scratch / "model.index"
-    ref = f"refs/tags/{tag}"
-    try:
-        for args in (["read-tree", ref], ["add", "-A", "--", *TRACKED_PATHS]):
-            git(bed, args, env=env, index_file=index)
-        return git(bed, ["diff", "--cached", "--binary", "--no-color", "--no-ext-diff",
-                         "--no-textconv", ref, "--", *TRACKED_PATHS],
-                   env=env, index_file=index).stdout
-    finally:
-        index.unlink(missing_ok=True)
-
-
 def _status(bed: Path, env: Mapping[str, str]) -> bytes:
     return git(bed, ["status", "--porcelain=v1", "-z", "--untracked-files=all"], check=False,
                env=env).stdout
