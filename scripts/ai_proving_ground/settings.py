@@ -60,11 +60,14 @@ class Settings:
         def flag(name: str) -> bool:
             return env.get(name) == "1"
 
+        def paths(name: str) -> tuple[str, ...]:  # a ":"-separated list, empty entries dropped
+            return tuple(e for e in env.get(name, "").split(":") if e)
+
         return cls(
             approot=text("AI_PG_APPROOT"),
             baseline_dir=text("AI_PG_BASELINE_DIR"),
             baseline_ref=text("AI_PG_BASELINE_REF"),
-            fixture_path=tuple(e for e in env.get("AI_PG_FIXTURE_PATH", "").split(":") if e),
+            fixture_path=paths("AI_PG_FIXTURE_PATH"),
             fixtures=tuple(env.get("AI_PG_FIXTURES", "").replace(",", " ").split()),
             site_driver=text("AI_PG_SITE_DRIVER"),
             dataset=text("AI_PG_DATASET"),
@@ -78,8 +81,8 @@ class Settings:
             allow_host_creds=flag("AI_PG_ALLOW_HOST_CREDS"),
             allow_unconfined=flag("AI_PG_ALLOW_UNCONFINED"),
             sandbox=text("AI_PG_SANDBOX"),
-            sandbox_reads=tuple(e for e in env.get("AI_PG_SANDBOX_READS", "").split(":") if e),
-            sandbox_hide=tuple(e for e in env.get("AI_PG_SANDBOX_HIDE", "").split(":") if e),
+            sandbox_reads=paths("AI_PG_SANDBOX_READS"),
+            sandbox_hide=paths("AI_PG_SANDBOX_HIDE"),
         )
 
     @property
