@@ -263,6 +263,22 @@ def test_envelope_without_task_id_is_refused_with_the_grade_token(fixtures_bed: 
     assert "names no task_id" in caught.value.message
 
 
+def test_the_envelope_value_carries_the_check_results_and_the_dataset_hash(
+        fixtures_bed: Path) -> None:
+    """What a reader needs (the Inspect scorer) as typed values, not paths into the document."""
+    request = grade_module.GradeRequest(fixtures_bed, "dv01_view_build")
+    envelope = grade_module.check_envelope(grade_module.grade(request, EmbeddedSite(fixtures_bed)))
+    details = envelope.document["evaluation_results"][0]["score_details"]["details"]
+    assert [c.as_json() for c in envelope.checks] == json.loads(details["checks"])
+    assert envelope.checks and not all(c.passed for c in envelope.checks)
+    assert envelope.dataset_sha256 == hashlib.sha256(SHIPPED.read_bytes()).hexdigest()
+    details["checks"] = '[{"id": "c1"}]'  # a free string to the schema
+    with pytest.raises(ApgError) as caught:
+        grade_module.check_envelope(envelope.document)
+    assert caught.value.token == "APG_GRADE_ENVELOPE_INVALID"
+    assert "details.checks: not a JSON list of check results" in caught.value.message
+
+
 # ---------------------------------------------------------------------------- provenance
 
 

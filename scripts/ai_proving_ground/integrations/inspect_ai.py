@@ -48,6 +48,7 @@ from ai_proving_ground.settings import Settings
 from ai_proving_ground.sites.embedded.driver import EmbeddedSite
 from ai_proving_ground.tasks.checks import CheckResult
 from ai_proving_ground.tasks.dataset import load_dataset, resolve_dataset_path
+from ai_proving_ground.tasks.envelope import Envelope
 from ai_proving_ground.tasks.grade import GradeRequest, check_envelope, grade
 
 TASK_VERSION = 1
@@ -316,13 +317,12 @@ def explain(outcome: Sequence[CheckResult]) -> str:
 
 
 def _grade(approot: Path, metadata: dict[str, Any], state: TaskState,
-           settings: Settings) -> dict[str, Any]:
+           settings: Settings) -> Envelope:
     request = GradeRequest(approot=approot, task_id=str(metadata["task_id"]),
                            dataset=str(metadata["dataset_path"]), model=str(state.model),
                            settings=settings)
-    envelope = join_sample(grade(request, EmbeddedSite(approot)), state)
-    check_envelope(envelope)
-    graded = envelope["source_metadata"]["additional_details"].get("dataset_sha256")
+    envelope = check_envelope(join_sample(grade(request, EmbeddedSite(approot)), state))
+    graded = envelope.dataset_sha256
     if graded != metadata.get("dataset_sha256"):
         raise ApgError("APG_INSPECT_DATASET_CHANGED", f"{metadata['dataset_path']} changed during "
                        f"the eval (sha256 {metadata.get('dataset_sha256')} when the sample was "
@@ -358,10 +358,9 @@ def apg_scorer() -> Scorer:
                            "the task needs the apg_bed() setup solver")
         envelope = await anyio.to_thread.run_sync(_grade, Path(approot), state.metadata, state,
                                                   settings)
-        details = envelope["evaluation_results"][0]["score_details"]
-        outcome = [CheckResult(**check) for check in json.loads(details["details"]["checks"])]
-        return Score(value=float(details["score"]), answer=None, explanation=explain(outcome),
-                     metadata={"envelope": envelope, "checks": [r.as_json() for r in outcome],
+        return Score(value=envelope.score, answer=None, explanation=explain(envelope.checks),
+                     metadata={"envelope": envelope.as_json(),
+                               "checks": [r.as_json() for r in envelope.checks],
                                "approot": str(approot)})
 
     return score

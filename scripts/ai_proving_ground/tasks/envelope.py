@@ -9,12 +9,14 @@ whole document, so writing it back gives the same JSON, key for key.
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar
 
 from ai_proving_ground.errors import ApgError
 from ai_proving_ground.records import RECORD_INVALID, read_record, write_record
+from ai_proving_ground.tasks.checks import CheckResult
 
 
 @dataclass(frozen=True)
@@ -31,6 +33,8 @@ class Envelope:
     checks_passed: str | None
     run_id: str | None
     retrieved_timestamp: str
+    dataset_sha256: str | None  # of the dataset file the task was graded from
+    checks: tuple[CheckResult, ...]  # each public check's result, in the task's order
     document: dict[str, Any] = field(repr=False)
 
     def as_json(self) -> dict[str, Any]:
@@ -41,6 +45,7 @@ class Envelope:
         """The envelope ``data`` holds (already checked against the schema)."""
         result = data["evaluation_results"][0]
         details = result["score_details"]["details"]
+        source = data["source_metadata"]["additional_details"]
         task_id = result["source_data"].get("additional_details", {}).get("task_id")
         if not isinstance(task_id, str):
             raise ApgError(RECORD_INVALID, "$.evaluation_results[0].source_data"
@@ -49,8 +54,19 @@ class Envelope:
                    model_id=data["model_info"]["id"],
                    score=float(result["score_details"]["score"]), verdict=details["verdict"],
                    checks_passed=details.get("checks_passed"),
-                   run_id=data["source_metadata"]["additional_details"].get("apg_run_id"),
-                   retrieved_timestamp=data["retrieved_timestamp"], document=data)
+                   run_id=source.get("apg_run_id"), retrieved_timestamp=data["retrieved_timestamp"],
+                   dataset_sha256=source.get("dataset_sha256"), checks=_checks(details),
+                   document=data)
+
+
+def _checks(details: dict[str, Any]) -> tuple[CheckResult, ...]:
+    """The check results the details hold as JSON text (none in an unresolved envelope)."""
+    where = "$.evaluation_results[0].score_details.details.checks"
+    try:
+        listed = json.loads(details.get("checks", "[]"))
+        return tuple(CheckResult(**check) for check in listed)
+    except (ValueError, TypeError) as exc:
+        raise ApgError(RECORD_INVALID, f"{where}: not a JSON list of check results ({exc})") from None
 
 
 def read_envelope(path: Path) -> Envelope:
