@@ -7,7 +7,8 @@
  * Usage: php probe_harness.php PROBE < spec.json, where spec is
  *   {"call": "fieldItems", "field": FIELD}, {"call": "fieldItemsMany", "fields": {KEY: FIELD}}
  *   {"call": "exportEntity", "entity": ENTITY}, or {"call": "viewMany", "views": {id: VIEW},
- *   "questions": [{"view_id", "display_id", "arguments"}]} (VIEW: see FakeView)
+ *   "questions": [{"view_id", "display_id", "arguments"}]} (VIEW: see FakeView), or
+ *   {"call": "method", "method": NAME, "arguments": [...]} for a method on plain JSON values
  * FIELD  = {"type": "<field type>", "computed": bool, "items": [ITEM...]}
  * ITEM   = {"values": {...stored values, as PDO returns them: strings}, "types": {property: data type},
  *           "target": ENTITY|null}
@@ -132,6 +133,31 @@ namespace {
 
   final class FakeUser extends FakeEntity implements UserInterface {}
 
+  final class FakeViolation {
+    public function __construct(private array $spec) {}
+    public function getPropertyPath(): string { return $this->spec['path']; }
+    public function getMessage(): string { return $this->spec['message']; }
+  }
+
+  /**
+   * An entity updateEntity() changes: {"entity_type", "uuid", "id", "bundle", "label", "fields":
+   * [name], "violations": [{"path", "message"}]}. What was set and whether it was saved is kept.
+   */
+  final class FakeEditableEntity implements ContentEntityInterface {
+    public array $set = [];
+    public bool $saved = FALSE;
+    public function __construct(private array $spec) {}
+    public function getEntityTypeId(): string { return $this->spec['entity_type']; }
+    public function id() { return (string) $this->spec['id']; }
+    public function uuid(): string { return $this->spec['uuid']; }
+    public function bundle(): string { return $this->spec['bundle']; }
+    public function label(): string { return $this->set['title'][0]['value'] ?? $this->spec['label']; }
+    public function hasField(string $name): bool { return in_array($name, $this->spec['fields'], TRUE); }
+    public function set(string $name, $value): void { $this->set[$name] = $value; }
+    public function validate(): array { return array_map(fn ($v) => new FakeViolation($v), $this->spec['violations'] ?? []); }
+    public function save(): void { $this->saved = TRUE; }
+  }
+
   final class FakeRowEntity implements ContentEntityInterface {
     public function __construct(private array $row) {}
     public function id() { return (string) $this->row['id']; }
@@ -234,6 +260,25 @@ namespace {
   catch (\InvalidArgumentException $e) {
   }
   $flags = JSON_UNESCAPED_SLASHES | JSON_PRESERVE_ZERO_FRACTION | JSON_THROW_ON_ERROR;
+  if ($spec['call'] === 'updateEntity') {
+    // {"entity": EDITABLE, "values": {...}} -> {"answer", "set", "saved"} or {"error", "set", "saved"}.
+    $entity = new FakeEditableEntity($spec['entity']);
+    $out = [];
+    try {
+      $out['answer'] = (new \ReflectionMethod($apg_probe, 'updateEntity'))->invoke($apg_probe, $entity, $spec['values']);
+    }
+    catch (\InvalidArgumentException $e) {
+      $out['error'] = $e->getMessage();
+    }
+    print json_encode($out + ['set' => (object) $entity->set, 'saved' => $entity->saved], $flags) . "\n";
+    exit(0);
+  }
+  if ($spec['call'] === 'method') {
+    // Any method on plain JSON arguments: {"method": NAME, "arguments": [...]}.
+    $method = new \ReflectionMethod($apg_probe, $spec['method']);
+    print json_encode($method->invoke($apg_probe, ...$spec['arguments']), $flags) . "\n";
+    exit(0);
+  }
   if ($spec['call'] === 'viewMany') {
     // {"views": {id: VIEW}, "questions": [QUESTION]} -> [{"answer": view(), "arguments": [...]}].
     \Drupal\views\Views::$specs = $spec['views'];

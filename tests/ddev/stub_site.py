@@ -43,12 +43,19 @@ def capture(name: str) -> dict[str, Any]:
 
 
 def stored(value: Any) -> str | None:
-    """A value as the database hands it back through PDO: a string (or NULL)."""
+    """A value as the database hands it back through PDO: a string (or NULL). A mapping is a
+    JSON column (Canvas stores a component's inputs so)."""
     if value is None:
         return None
     if isinstance(value, bool):
         return "1" if value else "0"
+    if isinstance(value, (dict, list)):
+        return json.dumps(value)
     return str(value)
+
+
+class ProbeFailed(Exception):
+    """What probe.php throws: drush prints its [error] line and exits 1."""
 
 
 class Site:
@@ -71,7 +78,10 @@ class Site:
             return None
         verb, args = command[2], command[3:]
         if verb == "php:script":
-            return json.dumps(self.probe(request), separators=(",", ":")) + "\n", "", 0
+            try:
+                return json.dumps(self.probe(request), separators=(",", ":")) + "\n", "", 0
+            except ProbeFailed as exc:
+                return "", f" [error]  InvalidArgumentException: {exc}\n", 1
         handler = getattr(self, "drush_" + verb.replace(":", "_").replace("-", "_"), None)
         return None if handler is None else handler(args)
 
@@ -172,10 +182,7 @@ class Site:
             "uuid": meta["uuid"],
             "id": self.state["next_id"],
             "bundle": meta.get("bundle", meta["entity_type"]),
-            "fields": {
-                name: [{k: stored(v) for k, v in item.items()} for item in items]
-                for name, items in values.items()
-            },
+            "fields": {name: stored_items(items) for name, items in values.items()},
         }
 
     # --------------------------------------------------------------------- probe
@@ -209,6 +216,8 @@ class Site:
         exported = (
             {"content_export": self.export(request["content_export"])} if "content_export" in request else {}
         )
+        if "entity_update" in request:
+            exported["entity_update"] = self.update_entity(request["entity_update"])
         return exported | {
             "modules": self.state["modules"] if request.get("modules") else {},
             "config": {n: config.get(n) for n in request.get("config") or []},
@@ -218,10 +227,47 @@ class Site:
             "entities": entities,
             "counts": [self.count(q) for q in request.get("counts") or []],
             "views": [self.view(q) for q in request.get("views") or []],
-            "canvas": [None for _ in request.get("canvas") or []],
+            "canvas": [self.canvas(ref) for ref in request.get("canvas") or []],
             "pending_updates": [],
             "versions": self.state["versions"] if request.get("versions") else None,
         }
+
+    def update_entity(self, update: dict[str, Any]) -> dict[str, Any]:
+        """The probe's entity_update: values merged into the stored entity, as strings."""
+        target = str(update["target"])
+        entity = next(
+            (e for u, e in self.state["entities"].items()
+             if e["entity_type"] == update["entity_type"] and target in (u, str(e["id"]))),
+            None,
+        )
+        if entity is None:
+            raise ProbeFailed(f"APG probe: no {update['entity_type']} entity with id or uuid {target}.")
+        for name, items in update["values"].items():
+            if name not in entity["fields"] and name not in BASE_FIELDS:
+                what = f"{entity['entity_type']} {entity['bundle']}"
+                raise ProbeFailed(f"APG probe: {what} has no field {name}.")
+            entity["fields"][name] = stored_items(items if isinstance(items, list) else [items])
+        self.save()
+        label = entity["fields"].get("title") or [{"value": ""}]
+        summary = {key: entity[key] for key in ("id", "uuid", "bundle")}
+        return summary | {"label": label[0]["value"]}
+
+    def canvas(self, ref: dict[str, Any]) -> dict[str, Any] | None:
+        """A page entity's or a region's component tree, items read by the probe's componentItems."""
+        if not self.state["modules"].get("canvas", {}).get("enabled"):
+            return None
+        if ref["kind"] == "region":
+            region = self.state["config"].get(ref["key"])
+            if region is None:
+                return None
+            label, items = str(region.get("region", ref["key"])), region.get("component_tree") or []
+        else:
+            page = self.state["entities"].get(ref["key"])
+            if page is None or page["entity_type"] != "canvas_page":
+                return None
+            label, items = page["fields"]["title"][0]["value"], page["fields"].get("components", [])
+        return {"kind": ref["kind"], "key": ref["key"], "label": label,
+                "components": probe_method("componentItems", items)}
 
     def export(self, selectors: list[dict[str, Any]]) -> list[dict[str, Any]]:
         """Default-content documents, field values cast by the probe's own fieldItems."""
@@ -305,6 +351,22 @@ def pre_existing_config_error(name: str) -> str:
     message = f"The configuration '{name}' exists already and does not match the recipe's configuration"
     width = max(len(message) + 4, 40)
     return f"\nIn ConfigConfigurator.php line 48:\n{' ' * width}\n  {message}  \n{' ' * width}\n\n"
+
+
+def stored_items(items: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    return [{k: stored(v) for k, v in item.items()} for item in items]
+
+
+def probe_method(name: str, *arguments: Any) -> Any:
+    """One of the real probe's methods on plain JSON arguments (probe_harness.php)."""
+    done = subprocess.run(
+        ["php", str(HERE / "probe_harness.php"), str(PROBE)],
+        input=json.dumps({"call": "method", "method": name, "arguments": list(arguments)}),
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    return json.loads(done.stdout)
 
 
 def cast_fields(site: Site, entities: dict[str, Any]) -> dict[str, Any]:

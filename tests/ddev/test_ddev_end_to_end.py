@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
 from ddev_stub import Stub, fresh_site_state
 
 from ai_proving_ground.bench.fixture import write_bench_fixture
@@ -38,6 +39,8 @@ BILLING = [
     "6b0d0c00-0000-4000-8000-000000000003",
 ]
 Cli = Callable[..., tuple[int, str, str]]
+SHIPPED = Path(__file__).parents[2] / "datasets" / "build_tasks.yml"
+SHIPPED_TASKS = {task["id"]: task for task in yaml.safe_load(SHIPPED.read_text(encoding="utf-8"))["tasks"]}
 
 
 @pytest.fixture
@@ -132,33 +135,57 @@ def test_the_doctor_is_one_round_trip(
     assert execs(stub) - before == 1
 
 
-def test_oracle_and_nop_discriminate_and_the_oracle_goes_through_drush(
-    bed: Path, stub: Stub, cli: Cli
-) -> None:
-    provision(cli, bed, "kb_docs", "canvas_home")  # dv01 declares both
+def attempt(cli: Cli, bed: Path, task: dict[str, Any], agent: str) -> float:
+    """reset, run ``agent`` on ``task``, grade its run: the score."""
     approot = ["--approot", str(bed)]
+    assert cli(reset_cli.main, *approot, *task["fixtures"])[0] == 0
+    rc, out, err = cli(run_cli.main, *approot, task["id"], f"--agent={agent}", "--json")
+    assert rc == 0, err
+    run_id = json.loads(out)["run_id"]
+    request = json.loads((bed / ".ai-proving-ground" / "runs" / run_id / "request.json").read_text())
+    assert request["site_command"][-1] == "drush"  # $APG_SITE: drush through the ddev driver
+    if site_state(bed)["config"].get("views.view.kb_billing"):
+        # What Drupal's Views lists for the stored view: the billing articles by weight.
+        change_site(bed, lambda s: s.setdefault("views", {}).update({"kb_billing/page_1": BILLING}))
+    rc, out, err = cli(grade_cli.main, *approot, task["id"], f"--run={run_id}")
+    assert rc == 0, err
+    return float(json.loads(out)["evaluation_results"][0]["score_details"]["score"])
 
-    def attempt(agent: str) -> float:
-        assert cli(reset_cli.main, *approot, "kb_docs", "canvas_home")[0] == 0
-        rc, out, err = cli(run_cli.main, *approot, "dv01_view_build", f"--agent={agent}", "--json")
-        assert rc == 0, err
-        run_id = json.loads(out)["run_id"]
-        request = json.loads((bed / ".ai-proving-ground" / "runs" / run_id / "request.json").read_text())
-        assert request["site_command"][-1] == "drush"  # $APG_SITE: drush through the ddev driver
-        if site_state(bed)["config"].get("views.view.kb_billing"):
-            # What Drupal's Views lists for the stored view: the billing articles by weight.
-            change_site(bed, lambda s: s.setdefault("views", {}).update({"kb_billing/page_1": BILLING}))
-        rc, out, err = cli(grade_cli.main, *approot, "dv01_view_build", f"--run={run_id}")
-        assert rc == 0, err
-        return float(json.loads(out)["evaluation_results"][0]["score_details"]["score"])
 
-    assert attempt("oracle") == 1.0
+@pytest.mark.parametrize("task_id", sorted(SHIPPED_TASKS))
+def test_oracle_passes_and_nop_fails_every_shipped_task(
+    bed: Path, stub: Stub, cli: Cli, task_id: str
+) -> None:
+    task = SHIPPED_TASKS[task_id]
+    provision(cli, bed, *task["fixtures"])
+    assert attempt(cli, bed, task, "nop") == 0.0
+    assert attempt(cli, bed, task, "oracle") == 1.0
+    # Every reference step went to drush in the web container (verbatim, YAML included), or,
+    # for entity:update that drush lacks, to the probe there.
+    verbs = [c["command"][2] for c in stub.calls() if c["command"][:2] == ["exec", "drush"]]
+    for step in task["reference_solution"]["steps"]:
+        assert (step[0] if step[0] != "entity:update" else "php:script") in verbs
+
+
+def test_the_oracles_yaml_reaches_drush_verbatim(bed: Path, stub: Stub, cli: Cli) -> None:
+    task = SHIPPED_TASKS["dv01_view_build"]
+    provision(cli, bed, *task["fixtures"])
+    assert attempt(cli, bed, task, "oracle") == 1.0
     sent = [c for c in stub.calls() if c["command"][:3] == ["exec", "drush", "config:set"]]
     assert len(sent) == 1
     assert sent[0]["argv"][:7] == ["exec", "--raw", "--", "bash", "-c", 'exec drush "$@"', "drush"]
     assert sent[0]["command"][3:5] == ["views.view.kb_billing", "?"]
-    assert sent[0]["command"][5].startswith("{id: kb_billing")  # the YAML reached drush verbatim
-    assert attempt("nop") == 0.0
+    assert sent[0]["command"][5].startswith("{id: kb_billing")
+
+
+def test_the_oracles_entity_update_is_one_probe_request(bed: Path, stub: Stub, cli: Cli) -> None:
+    task = SHIPPED_TASKS["cv02_front_page_card"]
+    provision(cli, bed, *task["fixtures"])
+    assert attempt(cli, bed, task, "oracle") == 1.0
+    (step,) = task["reference_solution"]["steps"]
+    updates = [c["request"]["entity_update"] for c in stub.calls()
+               if (c.get("request") or {}).get("entity_update")]
+    assert updates == [{"entity_type": step[1], "target": step[2], "values": json.loads(step[4])}]
 
 
 def use_sandbox(monkeypatch: pytest.MonkeyPatch, sandbox: str) -> None:
@@ -241,7 +268,7 @@ def test_an_unconfined_adapter_finds_ddevs_global_config_a_confined_one_never_se
 
 
 def test_grade_is_one_round_trip_and_fails_a_wrong_order(bed: Path, stub: Stub, cli: Cli) -> None:
-    provision(cli, bed, "kb_docs", "canvas_home")
+    provision(cli, bed, "kb_docs")
     view = {
         "id": "kb_billing",
         "status": True,

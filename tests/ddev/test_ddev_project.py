@@ -341,3 +341,37 @@ def test_the_site_command_is_the_beds_own(approot: Path) -> None:
     (approot / ".ddev" / "config.yaml").write_text("name: bed\ntype: drupal11\n")
     assert site_command(approot)[-1] == "drush"
     assert site_command(approot)[:-1] == apg_command()
+
+
+# ---------------------------------------------------------------- apg drush entity:update
+
+
+def test_entity_update_becomes_one_probe_request_in_the_verbatim_form(
+    ddev_site: DdevSite, stub: Stub
+) -> None:
+    # Drush has no entity:update; apg site's arguments reach the probe as one request.
+    stub.probe_answers({"entity_update": {"id": 1, "uuid": "u-1", "bundle": "canvas_page", "label": "Home"}})
+    values = '{"title": [{"value": "Home"}]}'
+    done = ddev_site.drush(["entity:update", "canvas_page", "u-1", "--values", values])
+    assert done.returncode == 0
+    (call,) = stub.calls()
+    assert call["argv"][:8] == ["exec", "--raw", "--", "bash", "-c", 'exec drush "$@"', "drush", "php:script"]
+    assert call["request"] == {"entity_update": {"entity_type": "canvas_page", "target": "u-1",
+                                                 "values": {"title": [{"value": "Home"}]}}}
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["entity:update", "canvas_page", "u-1"],  # no values
+        ["entity:update", "canvas_page", "--values", "{title: x}"],  # no target
+        ["entity:update", "canvas_page", "u-1", "--values", "[1, 2]"],  # not a mapping
+        ["entity:update", "canvas_page", "u-1", "--values", "{unclosed"],
+        ["entity:update", "canvas_page", "u-1", "--values=x: 1", "--set", "a=b"],
+    ],
+)
+def test_entity_update_usage_errors_call_nothing(ddev_site: DdevSite, stub: Stub, args: list[str]) -> None:
+    error = expect_error("APG_USAGE", lambda: ddev_site.drush(args))
+    assert error.exit_code == 2
+    assert "entity:update" in error.message or "--values" in error.message
+    assert stub.calls() == []

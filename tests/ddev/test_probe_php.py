@@ -196,3 +196,44 @@ def test_fallback_export_writes_empty_mappings_as_objects() -> None:
     }
     exported = run_probe({"call": "exportEntity", "entity": link})
     assert exported["default"]["field_link"] == [{"uri": "internal:/", "options": {}}]
+
+
+# ------------------------------------------------------------------ entity:update (cv02 on DDEV)
+
+PAGE = {
+    "entity_type": "canvas_page",
+    "uuid": "ca0a5000-0000-4000-8000-000000000001",
+    "id": 1,
+    "bundle": "canvas_page",
+    "label": "Home",
+    "fields": ["title", "components", "path"],
+}
+CARD = {"uuid": "c-f2", "component_id": "sdc.apg.card", "parent_uuid": "c-2", "slot": "content",
+        "inputs": {"title": "Troubleshooting"}}
+
+
+def test_update_entity_sets_each_field_as_given_saves_and_answers_the_summary() -> None:
+    done = run_probe({"call": "updateEntity", "entity": PAGE, "values": {"components": [CARD]}})
+    assert done == {
+        "answer": {"id": 1, "uuid": PAGE["uuid"], "bundle": "canvas_page", "label": "Home"},
+        "set": {"components": [CARD]},
+        "saved": True,
+    }
+
+
+def test_update_entity_refuses_a_field_the_bundle_lacks_and_saves_nothing() -> None:
+    done = run_probe({"call": "updateEntity", "entity": PAGE, "values": {"components": [], "nope": 1}})
+    assert done["error"] == "APG probe: canvas_page canvas_page has no field nope."
+    assert done["saved"] is False
+
+
+def test_update_entity_refuses_violations_on_the_fields_it_set_only() -> None:
+    violations = [{"path": "components.0.inputs", "message": "The <em>title</em> is required."},
+                  {"path": "owner", "message": "not ours to judge"}]
+    done = run_probe({"call": "updateEntity", "entity": PAGE | {"violations": violations},
+                      "values": {"components": [CARD]}})
+    assert done["error"] == "APG probe: the values are invalid: components.0.inputs: The title is required."
+    assert done["saved"] is False
+    done = run_probe({"call": "updateEntity", "entity": PAGE | {"violations": violations[1:]},
+                      "values": {"components": [CARD]}})
+    assert done["saved"] is True

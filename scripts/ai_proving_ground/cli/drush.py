@@ -6,6 +6,8 @@ its output is printed as it came and its exit code is this command's. Inside a c
 sandbox, where there is no ddev and no Docker socket, ``$APG_SITE_BROKER`` names the site broker
 ``apg run`` serves for the bed (:mod:`ai_proving_ground.sandbox.broker`): the command line goes
 there instead, and the broker runs it through the same driver for that bed alone.
+One command is apg's, not drush's: ``entity:update TYPE ID_OR_UUID --values MAPPING``, as
+``apg site`` has it (drush cannot change field values), run inside Drupal by the driver's probe.
 Exit codes: drush's own; 2 usage (no arguments, or the bed is not a DDEV project: APG_USAGE).
 """
 

@@ -34,6 +34,8 @@ from ai_proving_ground.sites.base import (
 )
 from ai_proving_ground.sites.ddev.answers import decode_answer, decode_documents
 from ai_proving_ground.sites.ddev.dumps import check_gzip, importable, move_into_place
+from ai_proving_ground.sites.ddev.entity_update import COMMAND as ENTITY_UPDATE
+from ai_proving_ground.sites.ddev.entity_update import entity_update_request
 from ai_proving_ground.sites.ddev.execute import (
     DRUSH_VERBATIM,
     SHELL_INERT,
@@ -220,8 +222,14 @@ class DdevSite(SiteDriver):
         return run_ddev(command[0], self.approot, command[1:], check=False)
 
     def drush_command(self, args: Sequence[str]) -> list[str]:
-        """The ``ddev exec`` command line :meth:`drush` runs (the site broker runs it too)."""
+        """The ``ddev exec`` command line :meth:`drush` runs (the site broker runs it too).
+
+        ``entity:update``, which drush lacks, is apg site's, run by the probe (:mod:`.entity_update`).
+        """
         self.project()
+        if list(args[:1]) == [ENTITY_UPDATE]:
+            request = entity_update_request(args[1:], MAX_INLINE_REQUEST)
+            return [ddev_binary(), *DRUSH_VERBATIM, *self._probe_arguments(request)]
         return [ddev_binary(), *DRUSH_VERBATIM, *args]
 
     def run_updates(self) -> list[PendingUpdate]:
@@ -277,15 +285,17 @@ class DdevSite(SiteDriver):
 
     def _probe(self, request: dict[str, Any]) -> dict[str, Any]:
         """One ``drush php:script`` round trip with the shipped probe; its JSON answer."""
-        probe = self._probe_container_path()
         with self._request_argument(request) as argument:
-            result = self._drush(
-                "php:script", probe, f"--script-path={posixpath.dirname(probe)}", "--", argument
-            )
+            result = self._drush(*self._probe_arguments(argument))
         data = last_json_object(result.stdout)
         if data is None:
             raise probe_invalid(f"the probe printed no JSON object; stdout began: {result.stdout[:200]!r}")
         return data
+
+    def _probe_arguments(self, argument: str) -> list[str]:
+        """``php:script PROBE --script-path=DIR -- ARGUMENT``: the drush arguments of one probe run."""
+        probe = self._probe_container_path()
+        return ["php:script", probe, f"--script-path={posixpath.dirname(probe)}", "--", argument]
 
     def _probe_container_path(self) -> str:
         shipped = PROBE_FILE.resolve()

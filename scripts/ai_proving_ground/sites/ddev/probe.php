@@ -97,6 +97,9 @@ $apg_probe = new class {
     if (isset($q['content_export'])) {
       $answer['content_export'] = $this->contentExport($q['content_export']);
     }
+    if (isset($q['entity_update'])) {
+      $answer['entity_update'] = $this->entityUpdate($q['entity_update']);
+    }
     // Empty maps must stay JSON objects, not lists.
     foreach (['modules', 'config', 'config_names', 'entities'] as $key) {
       $answer[$key] = (object) $answer[$key];
@@ -513,6 +516,61 @@ $apg_probe = new class {
     // A base table without an entity: the base field is all there is.
     $base_field = $view->storage->get('base_field');
     return ['id' => (int) ($row->{$base_field} ?? 0), 'uuid' => '', 'label' => ''];
+  }
+
+  // ------------------------------------------------------------ entity update
+
+  /**
+   * apg's entity:update, which drush lacks (apg drush runs it here): one entity by id or UUID.
+   */
+  private function entityUpdate(array $update): array {
+    $type_id = (string) ($update['entity_type'] ?? '');
+    $target = (string) ($update['target'] ?? '');
+    $manager = \Drupal::entityTypeManager();
+    $entity = NULL;
+    if ($manager->hasDefinition($type_id)) {
+      $entity = ctype_digit($target)
+        ? $manager->getStorage($type_id)->load($target)
+        : ($this->loadByUuids([$target], [$type_id])[$target] ?? NULL);
+    }
+    if (!$entity instanceof ContentEntityInterface) {
+      throw new \InvalidArgumentException("APG probe: no $type_id entity with id or uuid $target.");
+    }
+    return $this->updateEntity($entity, (array) ($update['values'] ?? []));
+  }
+
+  /**
+   * Merges field values into an entity, as apg site's entity:update does, and saves it.
+   *
+   * Each field is set as core's default-content importer sets it ($entity->set()). A field
+   * the bundle lacks, or a violation on a field set, refuses the update before anything is saved.
+   */
+  public function updateEntity(ContentEntityInterface $entity, array $values): array {
+    foreach ($values as $name => $value) {
+      if (!$entity->hasField((string) $name)) {
+        throw new \InvalidArgumentException(sprintf('APG probe: %s %s has no field %s.',
+          $entity->getEntityTypeId(), $entity->bundle(), $name));
+      }
+      $entity->set((string) $name, $value);
+    }
+    $problems = [];
+    foreach ($entity->validate() as $violation) {
+      $path = (string) $violation->getPropertyPath();
+      if (array_key_exists(explode('.', $path)[0], $values)) {
+        $problems[] = $path . ': ' . strip_tags((string) $violation->getMessage());
+      }
+    }
+    if ($problems) {
+      throw new \InvalidArgumentException('APG probe: the values are invalid: ' . implode('; ', $problems));
+    }
+    $entity->save();
+    // What apg site's entity commands print of an entity.
+    return [
+      'id' => (int) $entity->id(),
+      'uuid' => $entity->uuid(),
+      'bundle' => $entity->bundle(),
+      'label' => (string) $entity->label(),
+    ];
   }
 
   // ------------------------------------------------------------------- canvas
