@@ -26,7 +26,15 @@ def test_bench_writes_every_named_key(tmp_path: Path, monkeypatch: pytest.Monkey
     for key in ("verify_s", "verify_ratio", "config_get_s", "reset_process_s", "copy_s",
                 "reset_copy_ratio"):
         assert results[key] > 0, key
+    # CPU time is counted in scheduler ticks: a process as short as cp -a may show none.
+    cpu_keys = ("config_get_cpu_s", "reset_process_cpu_s", "copy_cpu_s", "python_start_cpu_s")
+    for key in cpu_keys:
+        assert isinstance(results[key], float) and results[key] >= 0, key
+    ratio = results["reset_copy_cpu_ratio"]
+    assert ratio is None if results["copy_cpu_s"] == 0 else ratio == pytest.approx(
+        results["reset_process_cpu_s"] / results["copy_cpu_s"], rel=0.01)
     assert results["doctor_only"]["nodes"] == 7 and results["doctor_only"]["doctor_s"] > 0
+    assert all(isinstance(results[k]["doctor_cpu_s"], float) for k in ("3", "5", "doctor_only"))
     # 30 nodes with ranks 1..30, rank >= 10: a full page of 10 rows.
     assert results["view_execution"]["nodes"] == 30 and results["view_execution"]["rows"] == 10
     assert results["view_execution"]["view_s"] > 0
