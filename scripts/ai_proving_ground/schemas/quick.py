@@ -68,9 +68,16 @@ def compile_schema(schema: Any) -> Check:
         raise Unsupported("uniqueItems")
     if "items" in schema:
         item = compile_schema(schema["items"])
-        checks.append(lambda v: not isinstance(v, list) or all(item(i) for i in v))
+        checks.append(lambda v: not isinstance(v, list) or all(map(item, v)))
     if {"properties", "required", "additionalProperties"} & set(schema):
         checks.append(_object_check(schema))
+    # Called once per item of a large list: one or two checks (a type and one keyword) are the
+    # common case, and are joined without a generator.
+    if len(checks) == 1:
+        return checks[0]
+    if len(checks) == 2:
+        first, second = checks
+        return lambda value: first(value) and second(value)
     return lambda value: all(check(value) for check in checks)
 
 
