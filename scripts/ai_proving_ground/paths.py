@@ -10,7 +10,6 @@ so every caller reads them one way.
 
 from __future__ import annotations
 
-from importlib.resources import files
 from pathlib import Path
 
 from ai_proving_ground.errors import ApgError
@@ -22,8 +21,10 @@ BASE_RECIPE_NAME = "apg_base"
 
 
 def _shipped_root() -> Path:
-    data = files("ai_proving_ground") / DATA_PACKAGE_DIR
-    if isinstance(data, Path) and data.is_dir():
+    # Where importlib.resources.files() looks for a package of files on disk, without importing
+    # it (and zipfile) at start-up; imported from a zip, neither finds a folder there.
+    data = PACKAGE_DIR / DATA_PACKAGE_DIR
+    if data.is_dir():
         return data.resolve()
     # An editable install from the checkout (scripts/ai_proving_ground): the project's
     # top-level folders sit two levels up.
