@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from ai_proving_ground.baselines.tree import read_tree
+from ai_proving_ground.errors import ApgError
 from ai_proving_ground.gitutil import git
 from ai_proving_ground.tasks.model_diff import model_diff
 
@@ -106,3 +107,16 @@ def test_it_names_what_git_names_and_what_an_ignore_rule_would_hide(tmp_path: Pa
             .splitlines() if line.startswith("diff --git ")]
     # reset restores ignored files too, so the diff names them: nothing in the bed hides work
     assert sorted(set(ours)) == sorted([*names, f"{MODULE}/work.hidden"])
+
+
+def test_a_symlink_above_a_tracked_path_is_refused_not_followed(tmp_path: Path) -> None:
+    bed = tagged_bed(tmp_path / "bed")
+    tree = read_tree(bed, TAG)
+    outside = tmp_path / "outside" / "custom"
+    write(outside.parent, "custom/secret.txt", b"not the bed's\n")
+    shutil.rmtree(bed / "web" / "modules")
+    os.symlink(outside.parent, bed / "web" / "modules")
+    with pytest.raises(ApgError) as caught:
+        model_diff(bed, tree)
+    assert caught.value.token == "APG_MODEL_DIFF_UNSAFE"
+    assert "web/modules is a symlink" in caught.value.message

@@ -21,6 +21,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from ai_proving_ground.baselines.tree import BaselineTree
+from ai_proving_ground.errors import ApgError
 from ai_proving_ground.layout import TRACKED_PATHS
 
 Blob = tuple[str, bytes]  # mode, content
@@ -39,9 +40,15 @@ def model_diff(bed: Path, tree: BaselineTree) -> bytes:
 
 def _on_disk(bed: Path) -> Iterator[tuple[str, Blob]]:
     """Every regular file and symlink under the tracked paths, as git would store it (a
-    ``.git`` component is never content; a tracked path that is a file or symlink is one)."""
+    ``.git`` component is never content; a tracked path that is a file or symlink is one).
+    A symlink above a tracked path is refused, as git refuses a path beyond one: what it
+    leads to is outside the bed."""
     for relative in TRACKED_PATHS:
         root = bed / relative
+        for step in list(reversed(root.parents))[len(bed.parents) + 1:]:
+            if step.is_symlink():
+                raise ApgError("APG_MODEL_DIFF_UNSAFE", f"{step} is a symlink: {relative} "
+                               "beyond it is not the bed's to read")
         if root.is_symlink() or root.is_file():
             yield from _blob(bed, root)
             continue
