@@ -242,8 +242,14 @@ def test_sigkill_of_the_runner_leaves_no_adapter_alive(tmp_path: Path, template:
                 and time.monotonic() < deadline:
             time.sleep(0.1)
         assert list((tmp_path / "beds").glob("*/lingers.pids")), "the adapter never started"
-        lingering = descendants(runner.pid)  # the keeper, the sandbox, the adapter and its child
-        sleeping = [pid for pid in lingering if command(pid)[:1] == ["sleep"]]
+        # The pid file is written before the adapter's last sleep starts, and the setsid child
+        # may not have exec'd sleep yet: look until both sleeps are there (or the deadline).
+        while True:
+            lingering = descendants(runner.pid)  # the keeper, the sandbox, the adapter, its child
+            sleeping = [pid for pid in lingering if command(pid)[:1] == ["sleep"]]
+            if len(sleeping) >= 2 or time.monotonic() >= deadline or runner.poll() is not None:
+                break
+            time.sleep(0.1)
         assert len(sleeping) >= 2 and all(alive(pid) for pid in sleeping), sleeping
     finally:
         runner.send_signal(signal.SIGKILL)
