@@ -81,24 +81,30 @@ def _need_python(session: nox.Session) -> None:
                       "PATH, pyenv or uv): install one")
 
 
-def _install(session: nox.Session, *extras: str) -> None:
+def _install(session: nox.Session, *extras: str, also: tuple[str, ...] = ()) -> None:
+    """The project (with ``extras``) and ``also`` into the session's venv, then `pip check`:
+    every nox venv must hold a consistent set of packages."""
     _need_python(session)
     spec = f".[{','.join(extras)}]" if extras else "."
-    session.install("-e", spec)
+    session.install("-e", spec, *also)
     session.run("python", "-m", "pip", "check")
+
+
+# lint too: tests/test_dependencies.py reads what every declared dependency provides.
+TEST_EXTRAS = ("test", "lint")
 
 
 @nox.session(python=PYTHON, default=True)
 def tests(session: nox.Session) -> None:
     """Run the whole pytest suite (bats wrappers included) on the oldest supported Python found."""
-    _install(session, "test")
+    _install(session, *TEST_EXTRAS)
     session.run("pytest", *session.posargs)
 
 
 @nox.session(name="tests-matrix", python=TEST_PYTHONS, default=False)
 def tests_matrix(session: nox.Session) -> None:
     """Run the whole pytest suite on every supported Python found."""
-    _install(session, "test")
+    _install(session, *TEST_EXTRAS)
     session.run("pytest", *session.posargs)
 
 
@@ -126,7 +132,7 @@ def eee(session: nox.Session, release: str) -> None:
     _need_python(session)
     if EEE_PYTHON not in ("3.12", "3.13"):
         session.skip("every-eval-ever needs Python 3.12 or newer: install python3.12 (or 3.13)")
-    session.install("-e", ".", "pytest>=8", f"every-eval-ever=={release}")
+    _install(session, also=("pytest>=8", f"every-eval-ever=={release}"))
     session.run("pytest", "-p", "no:cacheprovider", f"--official-eee={release}", *ENVELOPE_TESTS,
                 *session.posargs)
 

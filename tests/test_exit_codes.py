@@ -65,6 +65,18 @@ def test_an_unknown_option_exits_2_with_apg_usage(command: str, apg: Run, tmp_pa
     assert err.splitlines()[-1].startswith("APG_USAGE")
 
 
+@pytest.mark.parametrize("command", sorted(COMMANDS))
+def test_a_command_given_nothing_works_or_exits_2_with_a_token(
+        command: str, apg: Run, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("HOME", str(tmp_path))
+    monkeypatch.chdir(tmp_path)
+    rc, _, err = apg(command)
+    assert rc in (0, 2), err
+    if rc == 2:  # argparse's usage lines may come first; the outcome line is the token
+        assert err.splitlines()[-1].startswith("APG_"), err
+    assert list(tmp_path.iterdir()) == []
+
+
 @pytest.mark.parametrize("command", sorted(BED_COMMANDS))
 def test_outside_a_bed_every_command_exits_2_and_writes_nothing(
         command: str, apg: Run, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

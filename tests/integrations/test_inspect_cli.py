@@ -56,7 +56,10 @@ def test_the_oracle_model_solves_every_task_and_each_sample_has_one_explained_sc
         [score] = sample.scores.values()
         task = DATASET.task(str(sample.id))
         assert score.value == 1.0, score.explanation
-        assert score.explanation == f"all {len(task.checks)} checks passed"
+        # One line per check of the task, by its id and type.
+        assert score.explanation is not None
+        assert score.explanation.splitlines() == [f"all {len(task.checks)} checks passed:", *(
+            f"- {check['id']} ({check['type']}): passed" for check in task.checks)]
         envelope = score.metadata["envelope"] if score.metadata else {}
         # The envelope joins back to its sample: id, epoch and uuid.
         details = envelope["source_metadata"]["additional_details"]
@@ -78,6 +81,9 @@ def test_nop_scores_zero_with_the_failed_checks_named_and_tasks_selects_several(
         assert score.explanation is not None
         failed = [c for c in score.metadata["checks"] if not c["passed"]] if score.metadata else []
         assert failed
+        lines = score.explanation.splitlines()
+        assert lines[0] == f"{len(failed)} of {len(score.metadata['checks'])} checks failed:"
+        assert len(lines) == 1 + len(score.metadata["checks"])  # one line per check
         for check in failed:
             assert f"- {check['id']} ({check['type']}): expected " in score.explanation
 

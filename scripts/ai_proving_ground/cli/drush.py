@@ -40,9 +40,13 @@ def _help_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = list(sys.argv[1:] if argv is None else argv)
-    if args[:1] in (["-h"], ["--help"]) or not args:
-        _help_parser().print_help(sys.stdout if args else sys.stderr)
-        return 0 if args else 2
+    if args[:1] in (["-h"], ["--help"]):
+        _help_parser().print_help(sys.stdout)
+        return 0
+    if not args:
+        _help_parser().print_usage(sys.stderr)
+        print("APG_USAGE apg drush needs a drush command, e.g. apg drush status", file=sys.stderr)
+        return 2
     approot_arg, args = split_approot(args)
     broker = os.environ.get(BROKER_VARIABLE)
 

@@ -304,15 +304,14 @@ def site_tool(approot: str | None = None, timeout: int = 60) -> Tool:
 
 
 def explain(outcome: Sequence[CheckResult]) -> str:
-    """The failed checks with what each expected and found; or that all passed."""
-    failed = [r for r in outcome if not r.passed]
-    if not failed:
-        return f"all {len(outcome)} checks passed"
-    lines = [f"{len(failed)} of {len(outcome)} checks failed:"]
-    for result in failed:
-        line = (f"- {result.id} ({result.type}): expected {json.dumps(result.expected)}, "
-                f"found {json.dumps(result.found)}")
-        lines.append(f"{line}; {result.message}" if result.message else line)
+    """Every check on a line of its own: passed, or what it expected and found (and why)."""
+    failed = sum(not r.passed for r in outcome)
+    lines = [f"{failed} of {len(outcome)} checks failed:" if failed
+             else f"all {len(outcome)} checks passed:"]
+    for result in outcome:
+        line = f"- {result.id} ({result.type}): " + ("passed" if result.passed else (
+            f"expected {json.dumps(result.expected)}, found {json.dumps(result.found)}"))
+        lines.append(f"{line}; {result.message}" if result.message and not result.passed else line)
     return "\n".join(lines)
 
 
