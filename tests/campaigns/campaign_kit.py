@@ -10,7 +10,7 @@ from ai_proving_ground.paths import PROJECT_ROOT
 from ai_proving_ground.tasks.dataset import load_dataset
 
 EXAMPLE = PROJECT_ROOT / "campaigns" / "example.yml"
-FIXTURES = ["kb_docs", "canvas_home"]
+FIXTURES = ["kb_docs"]  # what the campaigns here run: dv01 only
 
 ADAPTERS = {
     # Replaces a folder above a tracked path with a file: the next reset must refuse the bed.

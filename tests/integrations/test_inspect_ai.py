@@ -196,7 +196,7 @@ def parallel_model() -> Callable[..., Any]:
 
     async def outputs(messages: list[ChatMessage], *_: Any) -> ModelOutput:
         prompt = next(m.text for m in messages if m.role == "user")
-        tag = "views" if "kb_billing" in prompt else "footer"
+        tag = "footer" if "footer" in prompt else "front"
         calls = sum(1 for m in messages if m.role == "tool")
         if calls == 0:
             return site_call(["config:set", "system.site", "name", f"bed of {tag}"])
@@ -215,13 +215,14 @@ def parallel_model() -> Callable[..., Any]:
 
 
 def test_parallel_samples_get_their_own_beds(template: Path, tmp_path: Path) -> None:
-    log = run_eval(tmp_path, parallel_model(), tasks=["dv01_view_build", "cv01_footer_heading"],
+    # Two tasks of the template's set (kb_docs + canvas_home).
+    log = run_eval(tmp_path, parallel_model(), tasks=["cv01_footer_heading", "cv02_front_page_card"],
                    template=template, max_samples=2)
     assert log.samples is not None and len(log.samples) == 2
     approots = set()
     for sample in log.samples:
-        tag = "views" if sample.id == "dv01_view_build" else "footer"
-        other = "footer" if tag == "views" else "views"
+        tag = "footer" if sample.id == "cv01_footer_heading" else "front"
+        other = "front" if tag == "footer" else "footer"
         results = tool_messages(sample)
         assert [m.error for m in results] == [None, None]
         assert f"bed of {tag}" in results[1].text
@@ -256,7 +257,7 @@ def test_the_tool_refuses_approot_inside_an_eval(template: Path, tmp_path: Path)
     clone_bed(template, other)
     outputs = [site_call(["config:set", "system.site", "name", "escaped", "--approot", str(other)]),
                answer("done")]
-    log = run_eval(tmp_path / "logs", outputs, tasks=["dv01_view_build"], template=template)
+    log = run_eval(tmp_path / "logs", outputs, tasks=["cv01_footer_heading"], template=template)
     [result] = tool_messages(only_sample(log))
     assert result.error is not None
     assert result.error.message.startswith("APG_SITE_TOOL_REFUSED")
@@ -310,7 +311,7 @@ def test_a_command_that_cannot_start_is_a_refusal_the_model_reads(
 def test_an_argument_list_too_long_inside_an_eval_reaches_the_model(template: Path,
                                                                       tmp_path: Path) -> None:
     outputs = [site_call(["config:set", "system.site", "name", TOO_LONG]), answer("done")]
-    log = run_eval(tmp_path / "logs", outputs, tasks=["dv01_view_build"], template=template)
+    log = run_eval(tmp_path / "logs", outputs, tasks=["cv01_footer_heading"], template=template)
     sample = only_sample(log)
     assert sample.error is None  # the sample went on: the model read the refusal
     [result] = tool_messages(sample)

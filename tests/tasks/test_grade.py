@@ -323,14 +323,14 @@ def test_grader_tree_matches_the_provisioned_fingerprint(provisioned_fixtures_be
                                                          grade: GradeFn) -> None:
     recorded = list(baseline_dir(provisioned_fixtures_bed).glob("grader.*.sha256"))
     assert len(recorded) == 1
-    graded = grade(provisioned_fixtures_bed, "dv01_view_build")
+    graded = grade(provisioned_fixtures_bed, "cv01_footer_heading")
     assert graded.library["grader_tree_sha256"] == recorded[0].read_text(encoding="utf-8").strip()
     # The baseline's identity rides along: the set key that names the provisioned files.
     assert recorded[0].name == f"grader.{graded.library['fixture_set_key']}.sha256"
     assert '"fixtures":["canvas_home@1","kb_docs@2"]' in graded.library["fixture_set"]
     # Changing judged code (a recipe in the bed) changes the fingerprint.
     (provisioned_fixtures_bed / "recipes" / "extra.txt").write_text("x", encoding="utf-8")
-    changed = grade(provisioned_fixtures_bed, "dv01_view_build")
+    changed = grade(provisioned_fixtures_bed, "cv01_footer_heading")
     assert changed.library["grader_tree_sha256"] != graded.library["grader_tree_sha256"]
 
 
