@@ -371,8 +371,9 @@ def test_bad_arguments_exit_2(apg: MainRunner, source: Path, args: list[str], to
     assert token in err
 
 
-def test_two_directories_of_one_name_are_ambiguous(apg: MainRunner, source: Path) -> None:
-    shutil.copytree(SHIPPED / "fixture_kb_docs", source / "recipes" / "fixture_kb_docs")
+def test_two_directories_of_one_name_that_differ_are_ambiguous(apg: MainRunner, source: Path) -> None:
+    copy = shutil.copytree(SHIPPED / "fixture_kb_docs", source / "recipes" / "fixture_kb_docs")
+    (copy / "recipe.yml").write_text((copy / "recipe.yml").read_text() + "# a local edit\n")
     before = tree(SHIPPED / "fixture_kb_docs")
     rc, _, err = export_cli(apg, "kb_docs", "--approot", str(source))
     assert rc == 2

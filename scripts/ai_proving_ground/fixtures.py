@@ -128,11 +128,33 @@ def find_fixture(name: str, approot: Path, settings: Settings = DEFAULT_SETTINGS
         searched = ", ".join(str(r) for r in roots)
         raise ApgError("APG_FIXTURE_NOT_FOUND", f"no fixture_{name}/recipe.yml in: {searched}",
                        exit_code=2)
-    if len(hits) > 1:
-        raise ApgError("APG_FIXTURE_AMBIGUOUS", f"fixture {name} exists in several places: "
-                       + ", ".join(str(p) for p in hits.values())
-                       + "; give a variant a new name", exit_code=2)
-    return next(iter(hits.values()))
+    # Copies with the same files are one fixture (say the shipped one copied into recipes/ to be
+    # tracked with the project): the first in lookup order is used. Copies that differ are not.
+    first, *others = hits.values()
+    for other in others:
+        difference = _first_difference(first, other)
+        if difference is not None:
+            raise ApgError(
+                "APG_FIXTURE_AMBIGUOUS",
+                f"fixture {name} exists in {first} and in {other}, and they differ ({difference}); "
+                f"keep the one you mean and delete the other, or give a variant a new name "
+                f"(rename its directory to fixture_<new name> and its fragment's name)",
+                exit_code=2)
+    return first
+
+
+def _first_difference(one: Path, other: Path) -> str | None:
+    """The first relative path whose bytes differ between two fixture trees, or ``None``."""
+    def tree(root: Path) -> dict[str, Path]:
+        return {p.relative_to(root).as_posix(): p for p in root.rglob("*") if p.is_file()}
+
+    left, right = tree(one), tree(other)
+    for relative in sorted(left.keys() | right.keys()):
+        if relative not in left or relative not in right:
+            return f"{relative} is only in {one if relative in left else other}"
+        if left[relative].read_bytes() != right[relative].read_bytes():
+            return f"{relative} differs"
+    return None
 
 
 _FACTS_LINE = re.compile(r"^facts:", re.MULTILINE)

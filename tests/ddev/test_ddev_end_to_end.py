@@ -120,9 +120,23 @@ def test_provision_doctor_reset_doctor_with_string_values(bed: Path, stub: Stub,
     assert rc == 0, out + err
 
 
+def bench_dataset(path: Path, name: str, nodes: int) -> Path:
+    """A task on the bench fixture with one check per node (its rank) and a count."""
+    checks: list[dict[str, Any]] = [
+        {"id": f"rank-{n}", "type": "entity_exists", "uuid": f"be0c0000-0000-4000-8000-{n:012d}",
+         "label": f"Bench document {n}", "fields": {"field_bench_rank": n}}
+        for n in range(1, nodes + 1)
+    ]
+    checks.append({"id": "count", "type": "entity_count", "entity_type": "node", "bundle": "bench_doc",
+                   "equals": nodes})
+    task = {"id": "bench", "prompt": "Change nothing.", "fixtures": [name], "checks": checks}
+    path.write_text(json.dumps({"dataset": "bench", "version": 1, "tasks": [task]}))
+    return path
+
+
 @pytest.mark.parametrize("nodes", [12, 1000])
-def test_the_doctor_is_one_round_trip(
-    bed: Path, stub: Stub, cli: Cli, nodes: int, monkeypatch: pytest.MonkeyPatch
+def test_the_doctor_and_grade_are_one_round_trip_each(
+    bed: Path, stub: Stub, cli: Cli, nodes: int, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
     name = write_bench_fixture(bed / "fixtures-extra", nodes)
     monkeypatch.setenv("AI_PG_FIXTURE_PATH", "fixtures-extra")
@@ -133,6 +147,20 @@ def test_the_doctor_is_one_round_trip(
     rc, out, err = cli(doctor_cli.main, "--approot", str(bed), name)
     assert rc == 0, out + err
     assert execs(stub) - before == 1
+
+    dataset = str(bench_dataset(tmp_path / "bench.yml", name, nodes))  # JSON is YAML
+
+    def graded() -> float:
+        before = execs(stub)
+        rc, out, err = cli(grade_cli.main, "--approot", str(bed), "bench", dataset)
+        assert rc == 0, err
+        assert execs(stub) - before == 1  # nodes + 1 checks, one probe request
+        return float(json.loads(out)["evaluation_results"][0]["score_details"]["score"])
+
+    assert graded() == 1.0
+    last = f"be0c0000-0000-4000-8000-{nodes:012d}"
+    change_site(bed, lambda s: s["entities"][last]["fields"]["field_bench_rank"][0].update(value="0"))
+    assert graded() == 0.0
 
 
 def attempt(cli: Cli, bed: Path, task: dict[str, Any], agent: str) -> float:
@@ -283,8 +311,12 @@ def test_grade_is_one_round_trip_and_fails_a_wrong_order(bed: Path, stub: Stub, 
     before = execs(stub)
     rc, out, err = cli(grade_cli.main, "--approot", str(bed), "dv01_view_build")
     assert rc == 0, err
-    assert json.loads(out)["evaluation_results"][0]["score_details"]["score"] == 0.0
+    envelope = json.loads(out)
+    assert envelope["evaluation_results"][0]["score_details"]["score"] == 0.0
     assert execs(stub) - before == 1
+    # dv01 uses kb_docs only: on a site without Canvas its envelope names a baseline that exists.
+    assert '"fixtures":["kb_docs@' in envelope["eval_library"]["additional_details"]["fixture_set"]
+    assert "canvas_home" not in envelope["eval_library"]["additional_details"]["fixture_set"]
 
 
 def test_fixture_export_then_check_is_clean(bed: Path, stub: Stub, cli: Cli) -> None:
@@ -316,3 +348,17 @@ def test_reset_syncs_mutagen_after_restoring_host_files(bed: Path, stub: Stub, c
     verbs = [c[0] if c[0] != "exec" else c[2] for c in stub.commands()[already:]]
     imported, rebuilt = verbs.index("import-db"), verbs.index("cr")
     assert "mutagen" in verbs[imported:rebuilt]  # the restored tree reaches the container first
+
+
+def test_a_copy_of_a_shipped_fixture_in_recipes_is_that_fixture(bed: Path, stub: Stub, cli: Cli) -> None:
+    # Issue 10 (3): a Drupal user tracks the shipped fixture in the project's recipes/; the same
+    # files are one fixture, applied from the project in place (the container sees it there).
+    shutil.copytree(Path(__file__).parents[2] / "fixtures" / "fixture_kb_docs",
+                    bed / "recipes" / "fixture_kb_docs")
+    git(bed, ["add", "-A"])
+    git(bed, ["commit", "-q", "-m", "track kb_docs"])
+    provision(cli, bed, "kb_docs")
+    recipes = [c["command"][3] for c in stub.calls() if c["command"][:3] == ["exec", "drush", "recipe"]]
+    assert "/var/www/html/recipes/fixture_kb_docs" in recipes
+    rc, out, err = cli(doctor_cli.main, "--approot", str(bed), "kb_docs")
+    assert rc == 0, out + err
