@@ -241,26 +241,31 @@ class Store:
 
     def entities_by_uuid(self, uuids: Sequence[str]) -> dict[str, EntityRecord]:
         found: dict[str, EntityRecord] = {}
+        rows = self.conn.cursor()
+        rows.row_factory = None  # plain tuples: a doctor reads every entity of its fixtures here
         for chunk in _chunks(list(dict.fromkeys(uuids))):
             marks = ",".join("?" * len(chunk))
-            for row in self.conn.execute(f"SELECT * FROM entity WHERE uuid IN ({marks})", chunk):
-                found[row["uuid"]] = _record(row)
+            for row in rows.execute(f"SELECT {_ENTITY} FROM entity WHERE uuid IN ({marks})",
+                                    chunk):
+                record = _record(row)
+                found[record.uuid] = record
         return found
 
     def entity_by_id(self, entity_type: str, entity_id: int) -> EntityRecord | None:
         row = self.conn.execute(
-            "SELECT * FROM entity WHERE entity_type = ? AND id = ?", (entity_type, entity_id)
+            f"SELECT {_ENTITY} FROM entity WHERE entity_type = ? AND id = ?",
+            (entity_type, entity_id)
         ).fetchone()
         return None if row is None else _record(row)
 
     def entities_of(self, entity_type: str, bundle: str | None = None) -> list[EntityRecord]:
         if bundle is None:
             rows = self.conn.execute(
-                "SELECT * FROM entity WHERE entity_type = ? ORDER BY id", (entity_type,)
+                f"SELECT {_ENTITY} FROM entity WHERE entity_type = ? ORDER BY id", (entity_type,)
             )
         else:
             rows = self.conn.execute(
-                "SELECT * FROM entity WHERE entity_type = ? AND bundle = ? ORDER BY id",
+                f"SELECT {_ENTITY} FROM entity WHERE entity_type = ? AND bundle = ? ORDER BY id",
                 (entity_type, bundle),
             )
         return [_record(row) for row in rows]
@@ -296,15 +301,13 @@ def _chunks(items: list[str]) -> Iterator[list[str]]:
         yield items[start : start + _IN_CHUNK]
 
 
-def _record(row: sqlite3.Row) -> EntityRecord:
-    return EntityRecord(
-        entity_type=row["entity_type"],
-        uuid=row["uuid"],
-        id=int(row["id"]),
-        bundle=row["bundle"],
-        label=row["label"],
-        status=bool(row["status"]),
-        fields=json.loads(row["fields"]),
-        created=int(row["created"]),
-        changed=int(row["changed"]),
-    )
+# The columns an EntityRecord is read from, in the order _record takes them.
+_ENTITY = "entity_type, uuid, id, bundle, label, status, fields, created, changed"
+
+
+def _record(row: Sequence[Any]) -> EntityRecord:
+    """An entity from a row of ``SELECT {_ENTITY}`` (a sqlite3.Row or a plain tuple)."""
+    entity_type, uuid, entity_id, bundle, label, status, fields, created, changed = row
+    return EntityRecord(entity_type=entity_type, uuid=uuid, id=int(entity_id), bundle=bundle,
+                        label=label, status=bool(status), fields=json.loads(fields),
+                        created=int(created), changed=int(changed))
