@@ -24,9 +24,16 @@ from ai_proving_ground.fixtures import (
     union_manifest,
 )
 from ai_proving_ground.settings import DEFAULT_SETTINGS, Settings
-from ai_proving_ground.sites.base import CountQuery, SiteDriver, StateAnswer, StateQuery
+from ai_proving_ground.sites.base import (
+    CountQuery,
+    EntityRecord,
+    SiteDriver,
+    StateAnswer,
+    StateQuery,
+)
 
 PASS, FAIL, NOTE = "pass", "fail", "note"
+_ABSENT: Any = object()  # a key a facts record does not have
 
 
 @dataclass
@@ -152,19 +159,35 @@ def _content(ctx: DoctorContext) -> Check:
     check = Check("content", expected=len(records), found=resolved)
     for record in records:
         entity = ctx.answer.entities.get(record["uuid"])
-        declared = _declared(record)
         if entity is None:
-            check.differ(record["uuid"], declared, None)
-            continue
-        live: dict[str, Any] = {"entity_type": entity.entity_type, "bundle": entity.bundle,
-                                "label": entity.label}
-        if "status" in record:
-            live["status"] = entity.status
-        for name in record.get("fields") or {}:
-            live.setdefault("fields", {})[name] = record_value(entity.fields.get(name, []))
-        if live != declared:
-            check.differ(record["uuid"], declared, live)
+            check.differ(record["uuid"], _declared(record), None)
+        elif not _agrees(record, entity):
+            check.differ(record["uuid"], _declared(record), _live(record, entity))
     return check
+
+
+def _agrees(record: dict[str, Any], entity: EntityRecord) -> bool:
+    """``_live(record, entity) == _declared(record)``, without building either (50,000 times)."""
+    return (_same(record.get("entity_type", _ABSENT), entity.entity_type)
+            and _same(record.get("bundle", _ABSENT), entity.bundle)
+            and _same(record.get("label", _ABSENT), entity.label)
+            and ("status" not in record or _same(record["status"], entity.status))
+            and all(_same(value, record_value(entity.fields.get(name, [])))
+                    for name, value in (record.get("fields") or {}).items()))
+
+
+def _same(a: Any, b: Any) -> bool:
+    return a is b or bool(a == b)  # as a dict comparison compares its values
+
+
+def _live(record: dict[str, Any], entity: EntityRecord) -> dict[str, Any]:
+    live: dict[str, Any] = {"entity_type": entity.entity_type, "bundle": entity.bundle,
+                            "label": entity.label}
+    if "status" in record:
+        live["status"] = entity.status
+    for name in record.get("fields") or {}:
+        live.setdefault("fields", {})[name] = record_value(entity.fields.get(name, []))
+    return live
 
 
 def _declared(record: dict[str, Any]) -> dict[str, Any]:
