@@ -118,13 +118,16 @@ def test_the_installed_apg_runs_the_demo_loop_outside_the_checkout(venv: Path, t
 
 
 def test_the_demo_closing_hint_runs_as_printed(venv: Path, tmp_path: Path) -> None:
-    # As under `make demo`: the demo's venv is not on PATH, so the hint must not say bare `apg`.
+    # As under `make demo`: nox runs the demo with its venv first on PATH, but the user's shell,
+    # where the hint is pasted, does not have it there, so the hint must not say bare `apg`.
     env = {k: v for k, v in os.environ.items()
            if not k.startswith(("AI_PG_", "APG_", "PYTHON", "VIRTUAL_ENV"))}
     env["PATH"] = os.pathsep.join(p for p in env.get("PATH", "").split(os.pathsep)
                                   if not (Path(p) / "apg").exists())
-    demo = _ok(_run([str(venv / "bin" / "python"), "-m", "ai_proving_ground.demo",
-                     str(tmp_path / "demo-bed")], tmp_path, env))
+    under_nox = {**env, "PATH": f"{venv / 'bin'}{os.pathsep}{env['PATH']}"}
+    bed = tmp_path / "demo bed"  # a space: the hint quotes what it names
+    demo = _ok(_run([str(venv / "bin" / "python"), "-m", "ai_proving_ground.demo", str(bed)],
+                    tmp_path, under_nox))
     hint = re.search(r"try `([^`]+)`", demo.stdout)
     assert hint, demo.stdout
     assert hint.group(1).startswith(shlex.quote(str(venv / "bin" / "apg")))

@@ -27,20 +27,9 @@ from ai_proving_ground.settings import Settings
 from ai_proving_ground.sites.embedded.driver import EmbeddedSite
 from ai_proving_ground.tasks.grade import GradeRequest, after_emit, check_envelope, grade
 from ai_proving_ground.tasks.run import RunOptions, run_task
+from ai_proving_ground.tasks.site_access import apg_command
 
 DEMO_MARKER = ".apg-demo-bed"
-
-
-def apg_command() -> str:
-    """How a shell reaches this installation's apg: by name when PATH finds this one, else by
-    its path (nox's demo venv is not on PATH), else through the interpreter."""
-    beside = Path(sys.executable).parent / "apg"
-    on_path = shutil.which("apg")
-    if on_path and beside.exists() and Path(on_path).resolve() == beside.resolve():
-        return "apg"
-    if beside.exists():
-        return shlex.quote(str(beside))
-    return f"{shlex.quote(sys.executable)} -m ai_proving_ground.cli.main"
 
 
 def _prepare(target: Path, fresh: bool) -> bool:
@@ -118,8 +107,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             code = _attempt_and_grade(target, agent, expected, Settings.from_environ())
             if code != 0:
                 return code
-        print(f"\nThe bed is at {target}; try `{apg_command()} site --approot {target} "
-              "config:list node.`")
+        # By its path: a bare `apg` found on the demo's PATH says nothing of the user's shell
+        # (nox puts its venv first on the PATH of what it runs, and nowhere else).
+        hint = shlex.join([*apg_command(), "site", "--approot", str(target), "config:list", "node."])
+        print(f"\nThe bed is at {target}; try `{hint}`")
         return 0
 
     return run(act)
