@@ -8,7 +8,9 @@
  *   {"call": "fieldItems", "field": FIELD}, {"call": "fieldItemsMany", "fields": {KEY: FIELD}}
  *   {"call": "exportEntity", "entity": ENTITY}, or {"call": "viewMany", "views": {id: VIEW},
  *   "questions": [{"view_id", "display_id", "arguments"}]} (VIEW: see FakeView), or
- *   {"call": "method", "method": NAME, "arguments": [...]} for a method on plain JSON values
+ *   {"call": "method", "method": NAME, "arguments": [...]} for a method on plain JSON values, or
+ *   {"call": "withDrupal", "site": SITE, "method": NAME, "arguments": [...]} for one that reaches
+ *   \Drupal's services (SITE: see build_drupal)
  * FIELD  = {"type": "<field type>", "computed": bool, "items": [ITEM...]}
  * ITEM   = {"values": {...stored values, as PDO returns them: strings}, "types": {property: data type},
  *           "target": ENTITY|null}
@@ -38,6 +40,15 @@ namespace Drupal\Core\Field {
 
 namespace Drupal\user {
   interface UserInterface extends \Drupal\Core\Entity\ContentEntityInterface {}
+}
+
+namespace Composer {
+  // What Composer's runtime API answers: the installed packages and their source references.
+  final class InstalledVersions {
+    public static array $references = [];
+    public static function isInstalled(string $package): bool { return array_key_exists($package, self::$references); }
+    public static function getReference(string $package): ?string { return self::$references[$package]; }
+  }
 }
 
 namespace Drupal\views {
@@ -106,7 +117,8 @@ namespace {
   }
 
   final class FakeEntityType {
-    public function __construct(private array $keys, private array $revisionKeys) {}
+    public function __construct(private array $keys, private array $revisionKeys, private string $id = '') {}
+    public function id(): string { return $this->id; }
     public function hasKey(string $key): bool { return isset($this->keys[$key]); }
     public function getKey(string $key) { return $this->keys[$key] ?? FALSE; }
     public function hasRevisionMetadataKey(string $key): bool { return isset($this->revisionKeys[$key]); }
@@ -237,6 +249,93 @@ namespace {
     public function destroy(): void {}
   }
 
+  /**
+   * \Drupal's static service container, for the probe methods that reach services. SITE =
+   * {"modules": {name: {"path", "info": {...}, "schema": int}}, "entity_types": {id: {"keys": {...}}},
+   * "storage_fields": {entity_type: [name]}, "post_updates": {module: {"pending": {name: text}}},
+   * "count": int}; build_drupal(SITE) fills it.
+   */
+  final class Drupal {
+    const VERSION = '10.3.7';
+    public static array $services = [];
+    public static function service(string $id) { return self::$services[$id]; }
+    public static function hasService(string $id): bool { return isset(self::$services[$id]); }
+    public static function moduleHandler() { return self::$services['module_handler']; }
+    public static function database() { return self::$services['database']; }
+    public static function entityTypeManager() { return self::$services['entity_type.manager']; }
+  }
+
+  final class FakeExtension {
+    public function __construct(private string $path) {}
+    public function getPath(): string { return $this->path; }
+  }
+
+  final class FakeModules {
+    public function __construct(private array $modules) {}
+    public function getModuleList(): array {
+      return array_map(fn ($m) => new FakeExtension($m['path']), $this->modules);
+    }
+    public function getExtensionInfo(string $name): array { return $this->modules[$name]['info'] ?? []; }
+    public function getInstalledVersion(string $name): int { return $this->modules[$name]['schema'] ?? -1; }
+  }
+
+  final class FakeDatabase {
+    public function driver(): string { return 'mysql'; }
+    public function version(): string { return '10.11.19-MariaDB'; }
+  }
+
+  /** An entity query that records its conditions; counting answers the site's "count". */
+  final class FakeQuery {
+    public static array $conditions = [];
+    public function __construct(private int $count) {}
+    public function accessCheck(bool $check): self { return $this; }
+    public function condition(string $field, $value, string $operator = '='): self {
+      self::$conditions[] = [$field, $value, $operator];
+      return $this;
+    }
+    public function exists(string $field): self { self::$conditions[] = [$field, NULL, 'EXISTS']; return $this; }
+    public function notExists(string $field): self { self::$conditions[] = [$field, NULL, 'NOT EXISTS']; return $this; }
+    public function count(): self { return $this; }
+    public function execute(): int { return $this->count; }
+  }
+
+  final class FakeStorage {
+    public function __construct(private int $count) {}
+    public function getQuery(): FakeQuery { return new FakeQuery($this->count); }
+  }
+
+  final class FakeEntityTypes {
+    public function __construct(private array $site) {}
+    public function hasDefinition(string $id): bool { return isset($this->site['entity_types'][$id]); }
+    public function getDefinition(string $id): FakeEntityType {
+      return new FakeEntityType($this->site['entity_types'][$id]['keys'] ?? [], [], $id);
+    }
+    public function getStorage(string $id): FakeStorage { return new FakeStorage($this->site['count'] ?? 0); }
+    public function getFieldStorageDefinitions(string $id): array {
+      return array_fill_keys($this->site['storage_fields'][$id] ?? [], TRUE);
+    }
+  }
+
+  final class FakePostUpdates {
+    public function __construct(private array $pending) {}
+    public function getPendingUpdateInformation(): array { return $this->pending; }
+  }
+
+  function build_drupal(array $site): void {
+    $modules = new FakeModules($site['modules'] ?? []);
+    $types = new FakeEntityTypes($site);
+    \Drupal::$services = [
+      'module_handler' => $modules,
+      'extension.list.module' => $modules,
+      'update.update_hook_registry' => $modules,
+      'update.post_update_registry' => new FakePostUpdates($site['post_updates'] ?? []),
+      'database' => new FakeDatabase(),
+      'entity_type.manager' => $types,
+      'entity_field.manager' => $types,
+    ];
+    \Composer\InstalledVersions::$references = $site['composer'] ?? [];
+  }
+
   function fake_field(array $spec): FakeItemList {
     $items = [];
     foreach ($spec['items'] as $item) {
@@ -260,6 +359,18 @@ namespace {
   catch (\InvalidArgumentException $e) {
   }
   $flags = JSON_UNESCAPED_SLASHES | JSON_PRESERVE_ZERO_FRACTION | JSON_THROW_ON_ERROR;
+  if ($spec['call'] === 'withDrupal') {
+    // {"site": SITE, "method": NAME, "arguments": [...], "drupal_root": DIR} -> {"answer", "conditions"}.
+    define('DRUPAL_ROOT', $spec['drupal_root'] ?? '/nonexistent');
+    build_drupal($spec['site']);
+    $method = new \ReflectionMethod($apg_probe, $spec['method']);
+    $arguments = $spec['method'] === 'conditionField'
+      ? [\Drupal::entityTypeManager()->getDefinition($spec['arguments'][0]), $spec['arguments'][1]]
+      : $spec['arguments'];
+    $answer = $method->invoke($apg_probe, ...$arguments);
+    print json_encode(['answer' => $answer, 'conditions' => FakeQuery::$conditions], $flags) . "\n";
+    exit(0);
+  }
   if ($spec['call'] === 'updateEntity') {
     // {"entity": EDITABLE, "values": {...}} -> {"answer", "set", "saved"} or {"error", "set", "saved"}.
     $entity = new FakeEditableEntity($spec['entity']);
