@@ -170,7 +170,9 @@ def test_canvas_page_is_a_single_bundle_type_and_refuses_undefined_fields(bed: P
     rc, _, err = site(bed, "entity:create", "canvas_page", "landing", "--set", "title=x")
     assert rc == 1
     assert err.startswith("APG_ENTITY_INVALID canvas_page bundle 'landing' does not exist")
-    rc, _, err = site(bed, "entity:create", "canvas_page", "--set", "title=x", "--set",
+    rc, out, _ = site(bed, "entity:create", "canvas_page", "--set", "title=x", "--format=json")
+    assert rc == 0
+    rc, _, err = site(bed, "entity:update", "canvas_page", json.loads(out)["uuid"], "--set",
                       "field_body=y")
     assert rc == 1
     assert err.startswith("APG_ENTITY_INVALID field 'field_body' is not defined on canvas_page")

@@ -84,6 +84,13 @@ FAILURES: dict[str, tuple[str, dict[str, Any], str, str, list[str]]] = {
          f"content/node/{U_NEWS_2}.yml": node_doc(U_NEWS_2, "blog", "No such bundle")},
         "APG_RECIPE_FAILED", f"content/node/{U_NEWS_2}.yml",
         ["APG_ENTITY_INVALID", "bundle 'blog' does not exist", "node.type.blog"]),
+    # Core's default-content importer calls $entity->get() per field: "Field ... is unknown."
+    "undefined field": (
+        "name: Bad\nrecipes: [good_sub]\n",
+        {f"content/node/{U_NEWS_1}.yml": node_doc(U_NEWS_1, "page", "Fine page",
+                                                  field_nope=[{"value": "x"}])},
+        "APG_RECIPE_FAILED", f"content/node/{U_NEWS_1}.yml",
+        ["APG_ENTITY_INVALID", "field 'field_nope' is not defined on node bundle page"]),
     "strict config conflict": (
         "name: Bad\nrecipes: [good_sub]\n",
         {"config/system.site.yml": {"name": "Other", "mail": "x@example.com"}},

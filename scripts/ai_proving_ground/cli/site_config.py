@@ -1,4 +1,5 @@
-"""``apg site`` config commands: config:get/set/delete/list/import/export and field:create."""
+"""``apg site`` config commands: config:get/set/delete/list/import/export, and field:create,
+node-type:create and vocabulary:create (config made as the entity API makes it)."""
 
 from __future__ import annotations
 
@@ -120,5 +121,37 @@ def _field_create(site: EmbeddedSite, args: argparse.Namespace) -> int:
                            field_settings=parse_value(args.field_settings, "yaml"))
     with site.session() as store:
         saved = create_field(store, request, site.config_save)
+    note(f"Saved {', '.join(saved)}.")
+    return 0
+
+
+@command("node-type:create", "create a content type as the Add content type form does "
+         "(NodeType::create, then a body field unless --no-body)", arg("type"),
+         arg("--name", required=True), arg("--description"),
+         arg("--no-body", action="store_true", help="make no body field"), YES)
+def _node_type_create(site: EmbeddedSite, args: argparse.Namespace) -> int:
+    # Lazy for start-up time, as field:create.
+    from ai_proving_ground.sites.embedded.bundle_api import create_node_type
+
+    values = {"type": args.type, "name": args.name}
+    if args.description is not None:
+        values["description"] = args.description
+    with site.session() as store:
+        saved = create_node_type(store, values, site.config_save, body=not args.no_body)
+    note(f"Saved {', '.join(saved)}.")
+    return 0
+
+
+@command("vocabulary:create", "create a vocabulary as its Add form does (Vocabulary::create)",
+         arg("vid"), arg("--name", required=True), arg("--description"), YES)
+def _vocabulary_create(site: EmbeddedSite, args: argparse.Namespace) -> int:
+    # Lazy for start-up time, as field:create.
+    from ai_proving_ground.sites.embedded.bundle_api import create_vocabulary
+
+    values = {"vid": args.vid, "name": args.name}
+    if args.description is not None:
+        values["description"] = args.description
+    with site.session() as store:
+        saved = create_vocabulary(store, values, site.config_save)
     note(f"Saved {', '.join(saved)}.")
     return 0

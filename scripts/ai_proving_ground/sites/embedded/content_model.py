@@ -111,7 +111,7 @@ class ValidEntity:
     """Values that passed the content model: label, status and the remaining fields.
 
     ``ignored`` names fields whose values were dropped, as Drupal drops values of a field whose
-    config it stores but never sees.
+    config it stores but never sees (and, through its entity API, of a field it does not know).
     """
 
     label: str
@@ -122,8 +122,15 @@ class ValidEntity:
 
 def validate_values(definition: EntityTypeDef, bundle: str, values: Mapping[str, Any],
                     config: ConfigReader, enabled: set[str],
-                    raw_storages: frozenset[str] = frozenset()) -> ValidEntity:
-    """Refuse an unknown bundle, an undefined field or a value the field cannot hold."""
+                    raw_storages: frozenset[str] = frozenset(), *,
+                    drop_unknown: bool = False) -> ValidEntity:
+    """Refuse an unknown bundle, an undefined field or a value the field cannot hold.
+
+    ``drop_unknown`` is ``Entity::create($values)``: Drupal keeps a value for a field the
+    bundle does not have nowhere and saves the rest (golden case 055). Its default-content
+    importer and ``$entity->set()`` throw instead ("Field ... is unknown"), so recipes and
+    updates refuse.
+    """
     if not bundle_exists(definition, bundle, config):
         hint = (f"define it with config {definition.bundle_prefix}{bundle}"
                 if definition.bundle_prefix else f"{definition.id} has the single bundle "
@@ -140,6 +147,9 @@ def validate_values(definition: EntityTypeDef, bundle: str, values: Mapping[str,
                 definition, bundle, name, config):
             ignored.append(name)
             continue
+        if drop_unknown and not _is_defined(definition, bundle, name, config):
+            ignored.append(name)
+            continue
         fields[name] = _configured_items(definition, bundle, name, items, config, enabled)
     _check_required(definition, bundle, fields, config)
     label_items = fields.pop(definition.label_field, [])
@@ -151,6 +161,11 @@ def validate_values(definition: EntityTypeDef, bundle: str, values: Mapping[str,
     for derived in ("created", "changed", "langcode"):
         fields.pop(derived, None)
     return ValidEntity(label=label, status=status, fields=fields, ignored=tuple(ignored))
+
+
+def _is_defined(definition: EntityTypeDef, bundle: str, name: str, config: ConfigReader) -> bool:
+    return all(isinstance(config.config_get(n), dict) for n in (
+        f"field.field.{definition.id}.{bundle}.{name}", f"field.storage.{definition.id}.{name}"))
 
 
 def _raw_field_table(definition: EntityTypeDef, bundle: str, name: str,

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import copy
+import dataclasses
 import time
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
@@ -274,23 +275,28 @@ class EmbeddedSite(SiteDriver):
     def create_entity(self, store: Store, entity_type: str, bundle: str | None,
                       values: Mapping[str, Any], uuid: str | None = None) -> EntityRecord:
         """Validate and insert one entity; the serial id is assigned here, at import."""
+        return self.create_entity_via_api(store, entity_type, bundle, values, uuid, False)[0]
+
+    def create_entity_via_api(self, store: Store, entity_type: str, bundle: str | None,
+                              values: Mapping[str, Any], uuid: str | None = None,
+                              drop_unknown: bool = True) -> tuple[EntityRecord, tuple[str, ...]]:
+        """``Entity::create($values)->save()``: the entity, and the fields whose values Drupal
+        drops (fields it does not know, or whose storage it never saw)."""
         enabled = self.enabled_modules(store)
         definition = content_model.entity_type(entity_type, enabled)
         bundle = bundle or definition.id
         valid = content_model.validate_values(definition, bundle, values, store, enabled,
-                                              raw_config.raw_storages(store))
+                                              raw_config.raw_storages(store),
+                                              drop_unknown=drop_unknown)
         import uuid as uuidlib  # lazy for start-up time: uuid imports platform, slow to load
-
         new_uuid = uuid or str(uuidlib.uuid4())
         if store.uuids_present([new_uuid]):
             raise ApgError("APG_ENTITY_EXISTS", f"an entity with uuid {new_uuid} already exists")
         now = int(time.time())
-        record = EntityRecord(
-            entity_type=entity_type, uuid=new_uuid, id=store.next_id(entity_type), bundle=bundle,
-            label=valid.label, status=valid.status, fields=valid.fields, created=now, changed=now,
-        )
+        record = EntityRecord(entity_type, new_uuid, store.next_id(entity_type), bundle,
+                              valid.label, valid.status, valid.fields, created=now, changed=now)
         store.entity_insert(record)
-        return record
+        return record, valid.ignored
 
     def update_entity(self, store: Store, record: EntityRecord,
                       values: Mapping[str, Any]) -> EntityRecord:
@@ -303,11 +309,8 @@ class EmbeddedSite(SiteDriver):
         merged.update(values)
         valid = content_model.validate_values(definition, record.bundle, merged, store, enabled,
                                               raw_config.raw_storages(store))
-        updated = EntityRecord(
-            entity_type=record.entity_type, uuid=record.uuid, id=record.id, bundle=record.bundle,
-            label=valid.label, status=valid.status, fields=valid.fields, created=record.created,
-            changed=int(time.time()),
-        )
+        updated = dataclasses.replace(record, label=valid.label, status=valid.status,
+                                      fields=valid.fields, changed=int(time.time()))
         store.entity_update(updated)
         return updated
 
@@ -370,7 +373,6 @@ class EmbeddedSite(SiteDriver):
 
         database.restore_database(self.layout.database, src)
 
-
     def rebuild_caches(self) -> None:
         with self.session() as store:
             store.cache_clear()
@@ -395,5 +397,3 @@ def _load_config_file(path: Path) -> Any:
     from ai_proving_ground.yamlio import load_yaml
 
     return load_yaml(path, token="APG_CONFIG_INVALID")
-
-

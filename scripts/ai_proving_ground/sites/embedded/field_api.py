@@ -17,9 +17,13 @@ from ai_proving_ground.sites.embedded.field_types import (
     BUNDLE_CONFIG,
     ENTITY_TYPE_MODULES,
     FIELD_TYPES,
+    NODE_FORM_BASE,
+    NODE_VIEW_EXTRA,
+    NODE_VIEW_MODULES,
     FieldType,
     Plugin,
 )
+from ai_proving_ground.sites.embedded.reads import enabled_modules
 from ai_proving_ground.sites.embedded.store import Store
 
 Save = Callable[[Store, str, Any], object]
@@ -112,45 +116,90 @@ def field_config(request: FieldRequest, storage: Mapping[str, Any]) -> dict[str,
             "settings": settings, "field_type": request.field_type}
 
 
-def _component(plugin: Plugin, weight: int, *, form: bool) -> dict[str, Any]:
+def _component(plugin: Plugin, weight: int | None, *, form: bool,
+               label: str = "above") -> dict[str, Any]:
     if form:
         return {"type": plugin.id, "weight": weight, "region": "content",
                 "settings": dict(plugin.settings), "third_party_settings": {}}
-    return {"type": plugin.id, "label": "above", "settings": dict(plugin.settings),
+    return {"type": plugin.id, "label": label, "settings": dict(plugin.settings),
             "third_party_settings": {}, "weight": weight, "region": "content"}
 
 
-def _display(store: Store, request: FieldRequest, kind: str, mode_prefix: str, mode: str,
-             plugin: Plugin) -> tuple[str, dict[str, Any]] | None:
-    display_id = f"{request.entity_type}.{request.bundle}.{mode}"
-    name = f"{kind}.{display_id}"
-    data = store.config_get(name)
-    if data is None and mode != "default":
-        return None
-    if data is None:
-        data = {"uuid": str(uuidlib.uuid4()), "langcode": "en", "status": True,
-                "dependencies": {}, "id": display_id, "targetEntityType": request.entity_type,
-                "bundle": request.bundle, "mode": mode, "content": {}, "hidden": {}}
+def new_display(store: Store, entity_type: str, bundle: str, kind: str,
+                mode: str) -> dict[str, Any]:
+    """A display as Drupal makes it on first use (EntityDisplayBase::init): a node's form
+    display holds the base fields with a configurable form widget, its view display the
+    ``links`` extra field; their providers are dependencies from the start."""
+    content: dict[str, Any] = {}
+    modules: set[str] = set()
+    if entity_type == "node" and kind == DISPLAYS[0][0]:
+        enabled = enabled_modules(store)
+        for name, (module, options) in NODE_FORM_BASE.items():
+            if module in enabled or module == "core":
+                content[name] = {"type": options["type"], "weight": options["weight"],
+                                 "region": "content", "settings": dict(options["settings"]),
+                                 "third_party_settings": {}}
+                modules.add(module)
+    elif entity_type == "node":
+        content = {name: {"settings": {}, "third_party_settings": {}, "weight": weight,
+                          "region": "content"} for name, weight in NODE_VIEW_EXTRA.items()}
+        modules.update(NODE_VIEW_MODULES)
+    return {"uuid": str(uuidlib.uuid4()), "langcode": "en", "status": True,
+            "dependencies": _dependencies(set(), modules), "id": f"{entity_type}.{bundle}.{mode}",
+            "targetEntityType": entity_type, "bundle": bundle, "mode": mode,
+            "content": content, "hidden": {}}
+
+
+@dataclass(frozen=True)
+class Placement:
+    """Where a field goes in one display: shown with ``component``, or (None) hidden."""
+
+    kind: str
+    mode: str
+    component: dict[str, Any] | None
+
+
+def place(store: Store, entity_type: str, bundle: str, field_name: str,
+          placement: Placement, module: str = "core") -> tuple[str, dict[str, Any]]:
+    """The display with the field placed (setComponent, or removeComponent when hidden) and
+    its dependencies recalculated; a component without a weight goes after the heaviest."""
+    display_id = f"{entity_type}.{bundle}.{placement.mode}"
+    name = f"{placement.kind}.{display_id}"
+    data = store.config_get(name) or new_display(store, entity_type, bundle, placement.kind,
+                                                 placement.mode)
     content: dict[str, Any] = dict(data.get("content") or {})
     hidden: dict[str, Any] = dict(data.get("hidden") or {})
     modules = set((data.get("dependencies") or {}).get("module") or [])
-    if mode == "default":
+    if placement.component is not None:
         weights = [int(c.get("weight", 0)) for c in content.values() if isinstance(c, dict)]
-        content[request.field_name] = _component(
-            plugin, max(weights, default=-1) + 1, form=kind == DISPLAYS[0][0])
-        hidden.pop(request.field_name, None)
-        modules.add(plugin.module)
+        component = dict(placement.component)
+        if component.get("weight") is None:
+            component["weight"] = max(weights, default=-1) + 1
+        content[field_name] = component
+        hidden.pop(field_name, None)
+        modules.add(module)
     else:
-        hidden[request.field_name] = True
-    prefix = f"field.field.{request.entity_type}.{request.bundle}."
+        hidden[field_name] = True
+    prefix = f"field.field.{entity_type}.{bundle}."
     fields = {prefix + n for n in {*content, *hidden} if store.config_get(prefix + n) is not None}
-    config = fields | {BUNDLE_CONFIG.get(request.entity_type, "") + request.bundle}
-    if mode != "default":
-        config.add(f"{mode_prefix}.{request.entity_type}.{mode}")
+    config = fields | {BUNDLE_CONFIG.get(entity_type, "") + bundle}
+    if placement.mode != "default":
+        mode_prefix = dict(DISPLAYS)[placement.kind]
+        config.add(f"{mode_prefix}.{entity_type}.{placement.mode}")
     data["dependencies"] = _dependencies(config, modules)
     data["content"] = dict(sorted(content.items()))
     data["hidden"] = dict(sorted(hidden.items()))
     return name, data
+
+
+def _placements(store: Store, request: FieldRequest, kind: str,
+                plugin: Plugin) -> list[Placement]:
+    """Field UI's: the default display shows the field with the type's default plugin, every
+    other existing display of the bundle lists it as hidden."""
+    others = store.config_names(f"{kind}.{request.entity_type}.{request.bundle}.")
+    modes = sorted(n.rsplit(".", 1)[1] for n in others if not n.endswith(".default"))
+    shown = _component(plugin, None, form=kind == DISPLAYS[0][0])
+    return [Placement(kind, "default", shown), *(Placement(kind, m, None) for m in modes)]
 
 
 def create_field(store: Store, request: FieldRequest, save: Save) -> list[str]:
@@ -173,13 +222,10 @@ def create_field(store: Store, request: FieldRequest, save: Save) -> list[str]:
     save(store, field_name, field_config(request, storage))
     saved.append(field_name)
     plugins = {DISPLAYS[0][0]: kind.widget, DISPLAYS[1][0]: kind.formatter}
-    for kind_name, mode_prefix in DISPLAYS:
-        others = store.config_names(f"{kind_name}.{request.entity_type}.{request.bundle}.")
-        modes = ["default", *sorted(n.rsplit(".", 1)[1] for n in others
-                                    if not n.endswith(".default"))]
-        for mode in modes:
-            display = _display(store, request, kind_name, mode_prefix, mode, plugins[kind_name])
-            if display is not None:
-                save(store, *display)
-                saved.append(display[0])
+    for kind_name, plugin in plugins.items():
+        for placement in _placements(store, request, kind_name, plugin):
+            display = place(store, request.entity_type, request.bundle, request.field_name,
+                            placement, plugin.module)
+            save(store, *display)
+            saved.append(display[0])
     return saved

@@ -119,3 +119,21 @@ ENTITY_TYPE_MODULES = {"node": "node", "taxonomy_term": "taxonomy", "user": "use
                        "file": "file", "menu_link_content": "menu_link_content"}
 # The config entity a bundle of each entity type is.
 BUNDLE_CONFIG = {"node": "node.type.", "taxonomy_term": "taxonomy.vocabulary."}
+
+# The components a node display starts with when Drupal makes it (EntityDisplayBase::init): the
+# node base fields whose form display is configurable, by the module their widget needs
+# ("core" for none), and the view display's one extra field. Their modules join the display's
+# dependencies; so does ``user``, whose ``author`` formatter shows a node's uid in every view.
+_CHECKBOX = {"display_label": True}
+NODE_FORM_BASE: dict[str, tuple[str, dict[str, Any]]] = {
+    "created": ("core", {"type": "datetime_timestamp", "weight": 10, "settings": {}}),
+    "path": ("path", {"type": "path", "weight": 30, "settings": {}}),
+    "promote": ("core", {"type": "boolean_checkbox", "weight": 15, "settings": _CHECKBOX}),
+    "status": ("core", {"type": "boolean_checkbox", "weight": 120, "settings": _CHECKBOX}),
+    "sticky": ("core", {"type": "boolean_checkbox", "weight": 16, "settings": _CHECKBOX}),
+    "title": ("core", {"type": "string_textfield", "weight": -5, "settings": _TEXTFIELD}),
+    "uid": ("core", {"type": "entity_reference_autocomplete", "weight": 5,
+                     "settings": _AUTOCOMPLETE}),
+}
+NODE_VIEW_EXTRA = {"links": 100}
+NODE_VIEW_MODULES = ("user",)
