@@ -48,7 +48,7 @@ REFUSALS: dict[str, tuple[list[str], list[str]]] = {
     "missing label": (["node", "article", "--set", "field_topic=kb"],
                       ["node needs a title"]),
     "unknown entity type": (["widget", "--set", "title=W"],
-                            ["unknown entity type 'widget'", "canvas_page, node, taxonomy_term"]),
+                            ["unknown entity type 'widget'", "canvas_page, file, node, taxonomy_term"]),
     "reference without a target": (["node", "article", *GOOD, "--values",
                                     "{field_related: [{label: x}]}"],
                                    ["field 'field_related' item", "lacks its 'target_uuid'"]),

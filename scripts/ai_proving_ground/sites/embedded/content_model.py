@@ -4,11 +4,17 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, Protocol
 
 from ai_proving_ground.errors import ApgError
 from ai_proving_ground.sites.base import EntityRecord
 from ai_proving_ground.sites.embedded import canvas
+from ai_proving_ground.sites.embedded.file_items import (
+    EntityReader,
+    complete_reference,
+    file_values,
+)
 
 FieldItems = list[dict[str, Any]]
 
@@ -41,6 +47,12 @@ ENTITY_TYPES: dict[str, EntityTypeDef] = {
             "taxonomy_term_field_data",
         ),
         EntityTypeDef(
+            "file", "file", "filename", None,
+            frozenset({"filename", "uri", "filemime", "filesize", "status", "uid", "langcode",
+                       "created", "changed"}),
+            "file_managed",
+        ),
+        EntityTypeDef(
             "canvas_page", "canvas", "title", None,
             frozenset({"title", "status", "description", "path", "components", "owner",
                        "langcode", "created", "changed"}),
@@ -69,6 +81,10 @@ class ConfigReader(Protocol):
     def config_get(self, name: str) -> Any: ...
 
     def config_names(self, prefix: str = "") -> list[str]: ...
+
+
+class SiteReader(ConfigReader, EntityReader, Protocol):
+    """Config, and entities by id (a reference given by id is read back with its UUID)."""
 
 
 def _refuse(message: str) -> ApgError:
@@ -121,9 +137,9 @@ class ValidEntity:
 
 
 def validate_values(definition: EntityTypeDef, bundle: str, values: Mapping[str, Any],
-                    config: ConfigReader, enabled: set[str],
+                    config: SiteReader, enabled: set[str],
                     raw_storages: frozenset[str] = frozenset(), *,
-                    drop_unknown: bool = False) -> ValidEntity:
+                    drop_unknown: bool = False, public: Path | None = None) -> ValidEntity:
     """Refuse an unknown bundle, an undefined field or a value the field cannot hold.
 
     ``drop_unknown`` is ``Entity::create($values)``: Drupal keeps a value for a field the
@@ -138,6 +154,8 @@ def validate_values(definition: EntityTypeDef, bundle: str, values: Mapping[str,
         raise _refuse(f"{definition.id} bundle {bundle!r} does not exist; {hint}")
     fields: dict[str, FieldItems] = {}
     ignored: list[str] = []
+    if definition.id == "file":
+        values = file_values(values)
     for name, raw in values.items():
         items = normalize_items(raw)
         if name in definition.base_fields:
@@ -151,6 +169,7 @@ def validate_values(definition: EntityTypeDef, bundle: str, values: Mapping[str,
             ignored.append(name)
             continue
         fields[name] = _configured_items(definition, bundle, name, items, config, enabled)
+        _complete_items(definition, name, fields[name], config, public)
     _check_required(definition, bundle, fields, config)
     label_items = fields.pop(definition.label_field, [])
     label = str(label_items[0].get("value", "")) if label_items else ""
@@ -217,6 +236,18 @@ def _configured_items(definition: EntityTypeDef, bundle: str, name: str, items: 
     if cardinality != -1 and len(items) > cardinality:
         raise _refuse(f"field {name!r} holds at most {cardinality} value(s), got {len(items)}")
     return [_check_item(name, field_type, storage, item) for item in items]
+
+
+def _complete_items(definition: EntityTypeDef, name: str, items: FieldItems, config: SiteReader,
+                    public: Path | None) -> None:
+    """What Drupal fills in on save and reads back: a link's options, a reference's target."""
+    storage = config.config_get(f"field.storage.{definition.id}.{name}")
+    field_type = str(storage.get("type"))
+    for item in items:
+        if field_type == "link":
+            item.setdefault("options", [])
+        elif field_type in _REFERENCES and "target_id" in item:
+            complete_reference(item, field_type, storage, config, public)
 
 
 def _check_item(name: str, field_type: str, storage: Mapping[str, Any],

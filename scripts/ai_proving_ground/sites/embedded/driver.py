@@ -285,9 +285,9 @@ class EmbeddedSite(SiteDriver):
         enabled = self.enabled_modules(store)
         definition = content_model.entity_type(entity_type, enabled)
         bundle = bundle or definition.id
-        valid = content_model.validate_values(definition, bundle, values, store, enabled,
-                                              raw_config.raw_storages(store),
-                                              drop_unknown=drop_unknown)
+        valid = content_model.validate_values(
+            definition, bundle, values, store, enabled, raw_config.raw_storages(store),
+            drop_unknown=drop_unknown, public=self.layout.public_files)
         import uuid as uuidlib  # lazy for start-up time: uuid imports platform, slow to load
         new_uuid = uuid or str(uuidlib.uuid4())
         if store.uuids_present([new_uuid]):
@@ -308,7 +308,8 @@ class EmbeddedSite(SiteDriver):
         merged["status"] = [{"value": record.status}]
         merged.update(values)
         valid = content_model.validate_values(definition, record.bundle, merged, store, enabled,
-                                              raw_config.raw_storages(store))
+                                              raw_config.raw_storages(store),
+                                              public=self.layout.public_files)
         updated = dataclasses.replace(record, label=valid.label, status=valid.status,
                                       fields=valid.fields, changed=int(time.time()))
         store.entity_update(updated)

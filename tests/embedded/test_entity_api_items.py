@@ -1,0 +1,84 @@
+"""Bundles made through the entity API commands, and what items get filled in on save."""
+
+from __future__ import annotations
+
+import struct
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from ai_proving_ground.sites.embedded.file_items import file_values, image_size, public_path
+
+Site = Callable[..., tuple[int, str, str]]
+
+
+def test_a_content_type_that_exists_is_refused_and_nothing_changes(bed: Path,
+                                                                   site: Site) -> None:
+    rc, _, err = site(bed, "node-type:create", "news", "--name=News", "--no-body")
+    assert rc == 0, err
+    assert "Saved node.type.news." in err, "--no-body makes the type alone"
+    rc, out, _ = site(bed, "config:list", "field.field.node.news.")
+    assert out.strip() == ""
+    rc, _, err = site(bed, "node-type:create", "news", "--name=Other")
+    assert rc == 1 and err.startswith("APG_CONFIG_EXISTS node.type.news already exists"), err
+    rc, out, _ = site(bed, "config:get", "node.type.news", "name")
+    assert "News" in out
+
+
+def test_a_vocabulary_gets_drupals_defaults(bed: Path, site: Site) -> None:
+    rc, _, err = site(bed, "vocabulary:create", "tags", "--name=Tags")
+    assert rc == 0, err
+    rc, out, _ = site(bed, "config:get", "taxonomy.vocabulary.tags", "--format=yaml")
+    lines = out.splitlines()
+    assert lines[0].startswith("uuid: ") and lines[1:] == [
+        "langcode: en", "status: true", "dependencies: {}", "name: Tags", "vid: tags",
+        "description: null", "weight: 0", "new_revision: false"]
+
+
+def _riff_webp(chunk: bytes, payload: bytes) -> bytes:
+    return b"RIFF" + struct.pack("<I", 4 + 8 + len(payload)) + b"WEBP" + chunk + struct.pack(
+        "<I", len(payload)) + payload
+
+
+HEADERS = {
+    "png": (b"\x89PNG\r\n\x1a\n" + struct.pack(">I", 13) + b"IHDR" + struct.pack(">II", 4, 3)
+            + b"\x08\x02\x00\x00\x00", (4, 3)),
+    "gif": (b"GIF89a" + struct.pack("<HH", 7, 5) + b"\x00" * 8, (7, 5)),
+    # SOI, an APP0 segment to skip, a DHT (not a frame), then SOF0 with height 6, width 9.
+    "jpeg": (b"\xff\xd8" + b"\xff\xe0" + struct.pack(">H", 4) + b"JF"
+             + b"\xff\xc4" + struct.pack(">H", 3) + b"\x00"
+             + b"\xff\xc0" + struct.pack(">HBHH", 11, 8, 6, 9) + b"\x03\x00\x00", (9, 6)),
+    # A VP8 frame tag, the start code 9d 01 2a, then 14-bit width and height.
+    "webp-lossy": (_riff_webp(b"VP8 ", b"\x00" * 3 + b"\x9d\x01\x2a"
+                              + struct.pack("<HH", 16, 12)), (16, 12)),
+    "webp-lossless": (_riff_webp(b"VP8L", b"\x2f" + ((10 - 1) | ((20 - 1) << 14)).to_bytes(
+        4, "little")), (10, 20)),
+    "webp-extended": (_riff_webp(b"VP8X", b"\x00" * 4 + (31).to_bytes(3, "little")
+                                 + (7).to_bytes(3, "little")), (32, 8)),
+    "text": (b"not an image\n", None),
+}
+
+
+@pytest.mark.parametrize("kind", list(HEADERS))
+def test_image_size_reads_the_header(kind: str, tmp_path: Path) -> None:
+    data, size = HEADERS[kind]
+    (tmp_path / "image").write_bytes(data)
+    assert image_size(tmp_path / "image") == size
+
+
+def test_a_public_uri_never_leads_out_of_the_public_directory(tmp_path: Path) -> None:
+    public = tmp_path / "files"
+    (public / "golden").mkdir(parents=True)
+    (tmp_path / "secret.png").write_bytes(HEADERS["png"][0])
+    (public / "link.png").symlink_to(tmp_path / "secret.png")
+    assert public_path("public://golden/a.png", public) == (public / "golden/a.png").resolve()
+    assert public_path("public://../secret.png", public) is None
+    assert public_path("public://link.png", public) is None
+    assert image_size(public_path("public://missing.png", public)) is None
+
+
+def test_a_file_made_from_a_uri_is_named_for_it() -> None:
+    assert file_values({"uri": "public://golden/golden.txt"})["filename"] == "golden.txt"
+    assert file_values({"uri": [{"value": "public://a/b.png"}]})["filename"] == "b.png"
+    assert file_values({"uri": "public://x.txt", "filename": "kept"})["filename"] == "kept"
