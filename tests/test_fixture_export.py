@@ -132,6 +132,20 @@ def test_export_reproduces_the_shipped_fixture(apg: MainRunner, source: Path, tm
     assert export_cli(apg, name, "--approot", str(source), "--into", str(target), "--check")[0] == 0
 
 
+@pytest.mark.parametrize("name", ["kb_docs", "canvas_home"])
+def test_check_is_clean_on_the_embedded_source_site(apg: MainRunner, source: Path,
+                                                    tmp_path: Path, name: str) -> None:
+    """The shipped fixture, as shipped, is what the source site exports: nothing to write."""
+    target = tmp_path / f"fixture_{name}"
+    shutil.copytree(SHIPPED / f"fixture_{name}", target)
+    rc, summary, err = export_cli(apg, name, "--approot", str(source), "--into", str(target),
+                                  "--check")
+    assert rc == 0, err
+    assert "APG_EXPORT_STALE" not in err
+    assert summary["changed"] == [] and summary["removed"] == []
+    assert tree(target) == tree(SHIPPED / f"fixture_{name}")
+
+
 def test_check_reports_drift_and_writes_nothing(apg: MainRunner, source: Path,
                                                 tmp_path: Path) -> None:
     target = tmp_path / "fixture_kb_docs"

@@ -25,9 +25,9 @@ from ai_proving_ground.sites.embedded.field_api import (
 from ai_proving_ground.sites.embedded.store import Store
 
 # What NodeType and Vocabulary hold when their create() is not given a value.
-_NODE_TYPE = {"name": None, "type": None, "description": None, "help": None,
+NODE_TYPE = {"name": None, "type": None, "description": None, "help": None,
               "new_revision": True, "preview_mode": 1, "display_submitted": True}
-_VOCABULARY = {"name": None, "vid": None, "description": None, "weight": 0,
+VOCABULARY = {"name": None, "vid": None, "description": None, "weight": 0,
                "new_revision": False}
 _BODY = FieldRequest("node", "", "body", "text_with_summary", "Body",
                      field_settings={"display_summary": True, "allowed_formats": {}})
@@ -43,6 +43,14 @@ def _entity(defaults: Mapping[str, Any], values: Mapping[str, Any]) -> dict[str,
             **{key: values.get(key, value) for key, value in defaults.items()}}
 
 
+def node_type_presave(data: dict[str, Any]) -> dict[str, Any]:
+    """``node_node_type_presave``: an empty description or help is stored as null."""
+    for key in ("description", "help"):
+        if isinstance(data.get(key), str) and not data[key].strip():
+            data[key] = None
+    return data
+
+
 def _save_new(store: Store, name: str, data: dict[str, Any], save: Save) -> str:
     if store.config_get(name) is not None:
         raise ApgError("APG_CONFIG_EXISTS", f"{name} already exists; pick another machine name"
@@ -54,7 +62,7 @@ def _save_new(store: Store, name: str, data: dict[str, Any], save: Save) -> str:
 def create_node_type(store: Store, values: Mapping[str, Any], save: Save, *,
                      body: bool = True) -> list[str]:
     """Save the content type and (``body``) its body field; the names saved."""
-    data = _entity(_NODE_TYPE, values)
+    data = node_type_presave(_entity(NODE_TYPE, values))
     saved = [_save_new(store, f"node.type.{data['type']}", data, save)]
     if body:
         saved += add_body_field(store, str(data["type"]), save)
@@ -62,7 +70,7 @@ def create_node_type(store: Store, values: Mapping[str, Any], save: Save, *,
 
 
 def create_vocabulary(store: Store, values: Mapping[str, Any], save: Save) -> list[str]:
-    data = _entity(_VOCABULARY, values)
+    data = _entity(VOCABULARY, values)
     return [_save_new(store, f"taxonomy.vocabulary.{data['vid']}", data, save)]
 
 

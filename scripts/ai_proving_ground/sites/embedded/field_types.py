@@ -137,3 +137,12 @@ NODE_FORM_BASE: dict[str, tuple[str, dict[str, Any]]] = {
 }
 NODE_VIEW_EXTRA = {"links": 100}
 NODE_VIEW_MODULES = ("user",)
+
+
+def php_field_settings(field_type: str) -> dict[str, Any]:
+    """The type's field settings defaults as PHP returns them, before a save casts them: a
+    number's ``min`` and ``max`` are ``''`` (an entity API save stores null, as FIELD_TYPES has)."""
+    defaults = dict(FIELD_TYPES[field_type].field)
+    if FIELD_TYPES[field_type].field is _NUMBER:
+        defaults.update({"min": "", "max": ""})
+    return defaults

@@ -13,7 +13,6 @@ from collections.abc import Mapping
 from pathlib import Path, PurePosixPath
 from typing import Any, Protocol
 
-from ai_proving_ground.fsutil import is_within
 from ai_proving_ground.sites.base import EntityRecord
 
 FILE_TARGET = {"file": "file", "image": "file"}
@@ -61,6 +60,9 @@ def with_image_size(item: dict[str, Any], target: EntityRecord | None,
 
 def public_path(uri: str, public: Path) -> Path | None:
     """The file a ``public://`` URI names, or None when it would leave the public directory."""
+    # Lazy for start-up time: fsutil pulls in tempfile, which config:get must not load.
+    from ai_proving_ground.fsutil import is_within
+
     root = public.resolve()
     path = root.joinpath(*PurePosixPath(uri.removeprefix("public://")).parts).resolve()
     return path if is_within(path, root) else None

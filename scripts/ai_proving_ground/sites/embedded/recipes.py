@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 from ai_proving_ground.errors import ApgError
 from ai_proving_ground.sites.base import RecipeReport
-from ai_proving_ground.sites.embedded import config_rules, modules
+from ai_proving_ground.sites.embedded import config_entities, config_rules, modules
 from ai_proving_ground.sites.embedded.default_content import load_content_dir
 from ai_proving_ground.sites.embedded.recipe_spec import (
     RecipeSpec,
@@ -122,7 +122,7 @@ class RecipeRunner:
                                f"{origin} {name} already exists with other values and the recipe "
                                "is strict; set config.strict: false or remove the active config")
             return
-        self.site.config_save(self.store, name, data)
+        self.site.config_save(self.store, name, config_entities.as_created(name, data))
         self.config_written.append(name)
 
     def _run_actions(self, target: str, actions: dict[str, Any]) -> None:
