@@ -4,6 +4,7 @@ key order), and what the file left out is filled in as Drupal fills it."""
 
 from __future__ import annotations
 
+import shutil
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -87,3 +88,19 @@ def test_the_first_version_differs_from_the_golden_only_where_drupal_fills_in(na
     golden = {k: v for k, v in golden.items() if k not in ("uuid", "_core")}
     same = _empties_alike(given) == _empties_alike(golden)
     assert same is (name not in ("node.type.kb_doc", "field.field.node.kb_doc.field_kb_weight"))
+
+
+def test_a_file_drupal_filled_in_fails_strict_comparison_when_applied_again(
+        bed: Path, site: Site, tmp_path: Path) -> None:
+    """As on Drupal: the active config is no longer what the first version's file says."""
+    config = {n: yamlio.load_yaml(V1 / f"{n}.yml") for n in NAMES}
+    _apply(site, bed, tmp_path / "first", config)
+    recipe = tmp_path / "first" / "recipe"
+    rc, _, err = site(bed, "recipe", str(recipe))
+    assert rc == 1 and "APG_RECIPE_PREEXISTING_CONFIG" in err, err
+    # What Drupal stored, written back as the fixture now ships it, applies again cleanly.
+    shipped = Path(__file__).parents[2] / "fixtures" / "fixture_kb_docs" / "config"
+    for name in NAMES:
+        shutil.copyfile(shipped / f"{name}.yml", recipe / "config" / f"{name}.yml")
+    rc, _, err = site(bed, "recipe", str(recipe))
+    assert rc == 0, err

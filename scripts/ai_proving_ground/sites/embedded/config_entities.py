@@ -48,3 +48,17 @@ def as_created(name: str, data: Any) -> Any:
         created["settings"] = _completed(created.get("settings"),
                                          php_field_settings(str(created["field_type"])))
     return created
+
+
+def same_config(active: Any, given: Any) -> bool:
+    """Equal as PHP arrays are: one empty array, so ``{}`` in one and ``[]`` in the other agree
+    (a recipe's strict comparison reads both back as arrays)."""
+    if isinstance(active, dict | list) and isinstance(given, dict | list) and not (
+            active or given):
+        return True
+    if isinstance(active, dict) and isinstance(given, dict):
+        return active.keys() == given.keys() and all(
+            same_config(v, given[k]) for k, v in active.items())
+    if isinstance(active, list) and isinstance(given, list):
+        return len(active) == len(given) and all(map(same_config, active, given))
+    return bool(active == given)

@@ -115,7 +115,7 @@ class RecipeRunner:
     def _import_config(self, spec: RecipeSpec, name: str, data: Any, origin: str) -> None:
         current = self.store.config_get(name)
         if current is not None:
-            if current == as_stored(data):
+            if config_entities.same_config(current, as_stored(data)):
                 return
             if _is_strict(spec, name):
                 raise ApgError("APG_RECIPE_PREEXISTING_CONFIG",
