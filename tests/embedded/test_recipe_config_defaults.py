@@ -104,3 +104,9 @@ def test_a_file_drupal_filled_in_fails_strict_comparison_when_applied_again(
         shutil.copyfile(shipped / f"{name}.yml", recipe / "config" / f"{name}.yml")
     rc, _, err = site(bed, "recipe", str(recipe))
     assert rc == 0, err
+
+
+def test_simple_config_is_stored_as_given(bed: Path, site: Site, tmp_path: Path) -> None:
+    _apply(site, bed, tmp_path, {"system.performance": {"cache": {"page": {"max_age": 0}}}})
+    assert _stored(bed, ["system.performance"])["system.performance"] == {"cache": {
+        "page": {"max_age": 0}}}

@@ -18,6 +18,7 @@ from ai_proving_ground.sites.embedded.bundle_api import NODE_TYPE, VOCABULARY, n
 from ai_proving_ground.sites.embedded.field_types import FIELD_TYPES, php_field_settings
 
 _ENTITY = {"langcode": "en", "status": True, "dependencies": {}}
+_ENTITY_PREFIXES = ("node.type.", "taxonomy.vocabulary.", "field.storage.", "field.field.")
 _STORAGE = {"locked": False, "cardinality": 1, "translatable": True, "indexes": {},
             "persist_with_no_fields": False, "custom_storage": False}
 _FIELD = {"description": "", "required": False, "translatable": True, "default_value": {},
@@ -32,8 +33,8 @@ def _completed(given: Any, defaults: Mapping[str, Any]) -> dict[str, Any]:
 
 def as_created(name: str, data: Any) -> Any:
     """``data`` as the config entity ``name`` holds it once Drupal has created it."""
-    if not isinstance(data, Mapping):
-        return data
+    if not isinstance(data, Mapping) or not name.startswith(_ENTITY_PREFIXES):
+        return data  # simple config, or an entity whose defaults are not modelled: as given
     created = {**_ENTITY, **data}
     if name.startswith("node.type."):
         created = node_type_presave({**NODE_TYPE, **created})
