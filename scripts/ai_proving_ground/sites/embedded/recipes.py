@@ -8,7 +8,12 @@ from typing import TYPE_CHECKING, Any
 
 from ai_proving_ground.errors import ApgError
 from ai_proving_ground.sites.base import RecipeReport
-from ai_proving_ground.sites.embedded import config_entities, config_rules, modules
+from ai_proving_ground.sites.embedded import (
+    config_entities,
+    config_rules,
+    config_schema,
+    modules,
+)
 from ai_proving_ground.sites.embedded.default_content import load_content_dir
 from ai_proving_ground.sites.embedded.recipe_spec import (
     RecipeSpec,
@@ -114,15 +119,19 @@ class RecipeRunner:
 
     def _import_config(self, spec: RecipeSpec, name: str, data: Any, origin: str) -> None:
         current = self.store.config_get(name)
+        created = config_entities.as_created(name, data)
         if current is not None:
-            if config_entities.same_config(current, as_stored(data)):
+            # What the file creates, not the file as written (which Drupal 10.3 compares):
+            # fixtures written short (a type with only its name) re-apply on provision.
+            if config_entities.same_config(current, as_stored(config_schema.as_saved(name,
+                                                                                      created))):
                 return
             if _is_strict(spec, name):
                 raise ApgError("APG_RECIPE_PREEXISTING_CONFIG",
                                f"{origin} {name} already exists with other values and the recipe "
                                "is strict; set config.strict: false or remove the active config")
             return
-        self.site.config_save(self.store, name, config_entities.as_created(name, data))
+        self.site.config_save(self.store, name, created)
         self.config_written.append(name)
 
     def _run_actions(self, target: str, actions: dict[str, Any]) -> None:
