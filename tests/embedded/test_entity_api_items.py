@@ -8,6 +8,8 @@ from pathlib import Path
 
 import pytest
 
+from ai_proving_ground.sites.base import StateQuery
+from ai_proving_ground.sites.embedded.driver import EmbeddedSite
 from ai_proving_ground.sites.embedded.file_items import file_values, image_size, public_path
 
 Site = Callable[..., tuple[int, str, str]]
@@ -82,3 +84,38 @@ def test_a_file_made_from_a_uri_is_named_for_it() -> None:
     assert file_values({"uri": "public://golden/golden.txt"})["filename"] == "golden.txt"
     assert file_values({"uri": [{"value": "public://a/b.png"}]})["filename"] == "b.png"
     assert file_values({"uri": "public://x.txt", "filename": "kept"})["filename"] == "kept"
+
+
+def test_a_role_made_through_the_api_comes_last_with_its_actions(bed: Path, site: Site) -> None:
+    rc, _, err = site(bed, "role:create", "editor", "Editor")
+    assert rc == 0, err
+    names = ["user.role.editor", "system.action.user_add_role_action.editor",
+             "system.action.user_remove_role_action.editor"]
+    stored = EmbeddedSite(bed).read_state(StateQuery(config=tuple(names))).config
+    role = dict(stored["user.role.editor"])
+    assert role.pop("uuid")
+    # After the user module's anonymous (0) and authenticated (1) roles.
+    assert list(role.items()) == [
+        ("langcode", "en"), ("status", True), ("dependencies", {}), ("id", "editor"),
+        ("label", "Editor"), ("weight", 2), ("is_admin", False), ("permissions", [])]
+    add = dict(stored["system.action.user_add_role_action.editor"])
+    assert add.pop("uuid")
+    assert list(add.items()) == [
+        ("langcode", "en"), ("status", True),
+        ("dependencies", {"config": ["user.role.editor"], "module": ["user"]}),
+        ("id", "user_add_role_action.editor"),
+        ("label", "Add the Editor role to the selected user(s)"), ("type", "user"),
+        ("plugin", "user_add_role_action"), ("configuration", {"rid": "editor"})]
+    assert stored["system.action.user_remove_role_action.editor"]["label"] == (
+        "Remove the Editor role from the selected user(s)")
+    rc, _, err = site(bed, "role:create", "editor")
+    assert rc == 1 and err.startswith("APG_CONFIG_EXISTS user.role.editor already exists"), err
+
+
+def test_a_role_set_raw_makes_no_actions(bed: Path, site: Site) -> None:
+    """drush config:set writes the object alone: no entity hook runs."""
+    rc, _, err = site(bed, "config:set", "user.role.raw", "?", '{"id": "raw", "label": "Raw"}',
+                      "--input-format=json")
+    assert rc == 0, err
+    rc, out, _ = site(bed, "config:list", "system.action.")
+    assert "raw" not in out

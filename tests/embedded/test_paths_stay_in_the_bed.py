@@ -135,4 +135,5 @@ def test_sub_recipes_inside_the_bed_still_apply(bed: Path, site: Site) -> None:
     top = recipe(bed, "top", "name: Top\nrecipes: [sub, ../recipes/sub]\n")
     rc, _, err = site(bed, "recipe", str(top))
     assert rc == 0, err
-    assert EmbeddedSite(bed).config_get("node.type.inside") == {"name": "Inside", "type": "inside"}
+    stored = EmbeddedSite(bed).config_get("node.type.inside")
+    assert (stored["name"], stored["type"]) == ("Inside", "inside")

@@ -1,5 +1,5 @@
 """``apg site`` config commands: config:get/set/delete/list/import/export, and field:create,
-node-type:create and vocabulary:create (config made as the entity API makes it)."""
+node-type:create, vocabulary:create and role:create (config made as the entity API makes it)."""
 
 from __future__ import annotations
 
@@ -153,5 +153,20 @@ def _vocabulary_create(site: EmbeddedSite, args: argparse.Namespace) -> int:
         values["description"] = args.description
     with site.session() as store:
         saved = create_vocabulary(store, values, site.config_save)
+    note(f"Saved {', '.join(saved)}.")
+    return 0
+
+
+@command("role:create", "create a role as drush role:create does (Role::create, which also "
+         "makes the actions that add and remove it)", arg("machine_name"),
+         arg("label", nargs="?", help="human-readable name (default: the machine name)"), YES,
+         aliases=["rcrt"])
+def _role_create(site: EmbeddedSite, args: argparse.Namespace) -> int:
+    # Lazy for start-up time, as field:create.
+    from ai_proving_ground.sites.embedded.role_api import create_role
+
+    with site.session() as store:
+        saved = create_role(store, args.machine_name, args.label or args.machine_name,
+                            site.config_save)
     note(f"Saved {', '.join(saved)}.")
     return 0

@@ -51,7 +51,7 @@ def node_type_presave(data: dict[str, Any]) -> dict[str, Any]:
     return data
 
 
-def _save_new(store: Store, name: str, data: dict[str, Any], save: Save) -> str:
+def save_new(store: Store, name: str, data: dict[str, Any], save: Save) -> str:
     if store.config_get(name) is not None:
         raise ApgError("APG_CONFIG_EXISTS", f"{name} already exists; pick another machine name"
                        " or change it with config:set")
@@ -63,7 +63,7 @@ def create_node_type(store: Store, values: Mapping[str, Any], save: Save, *,
                      body: bool = True) -> list[str]:
     """Save the content type and (``body``) its body field; the names saved."""
     data = node_type_presave(_entity(NODE_TYPE, values))
-    saved = [_save_new(store, f"node.type.{data['type']}", data, save)]
+    saved = [save_new(store, f"node.type.{data['type']}", data, save)]
     if body:
         saved += add_body_field(store, str(data["type"]), save)
     return saved
@@ -71,7 +71,7 @@ def create_node_type(store: Store, values: Mapping[str, Any], save: Save, *,
 
 def create_vocabulary(store: Store, values: Mapping[str, Any], save: Save) -> list[str]:
     data = _entity(VOCABULARY, values)
-    return [_save_new(store, f"taxonomy.vocabulary.{data['vid']}", data, save)]
+    return [save_new(store, f"taxonomy.vocabulary.{data['vid']}", data, save)]
 
 
 def add_body_field(store: Store, bundle: str, save: Save) -> list[str]:
@@ -86,7 +86,7 @@ def add_body_field(store: Store, bundle: str, save: Save) -> list[str]:
         save(store, "field.storage.node.body", storage)
         saved.append("field.storage.node.body")
     name = f"field.field.node.{bundle}.body"
-    saved.append(_save_new(store, name, field_config(request, storage), save))
+    saved.append(save_new(store, name, field_config(request, storage), save))
     placements = [
         Placement(DISPLAYS[0][0], "default", _form("text_textarea_with_summary", {
             "rows": 9, "summary_rows": 3, "placeholder": "", "show_summary": False})),

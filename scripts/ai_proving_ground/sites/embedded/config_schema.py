@@ -59,6 +59,8 @@ _TYPES: dict[str, tuple[tuple[str, ...], dict[str, Cast]]] = {
                      {"status": _BOOL, "locked": _BOOL}),
     "user.role.": ((*_ENTITY, "id", "label", "weight", "is_admin", "permissions"),
                    {"status": _BOOL, "weight": _INT, "is_admin": _BOOL}),
+    "system.action.": ((*_ENTITY, "id", "label", "type", "plugin", "configuration"),
+                       {"status": _BOOL}),
 }
 # Storage settings by field type (field.storage.*.settings).
 _STORAGE_SETTINGS: dict[str, Cast] = {
