@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import struct
 from collections.abc import Callable
 from pathlib import Path
@@ -28,12 +29,19 @@ def test_a_content_type_that_exists_is_refused_and_nothing_changes(bed: Path,
     assert "News" in out
 
 
+def _stored_after_uuid(bed: Path, site: Site, name: str) -> list[str]:
+    """The YAML lines of config ``name`` after its first, a uuid."""
+    rc, out, err = site(bed, "config:get", name, "--format=yaml")
+    assert rc == 0, err
+    lines = out.splitlines()
+    assert lines[0].startswith("uuid: "), lines
+    return lines[1:]
+
+
 def test_a_vocabulary_gets_drupals_defaults(bed: Path, site: Site) -> None:
     rc, _, err = site(bed, "vocabulary:create", "tags", "--name=Tags")
     assert rc == 0, err
-    rc, out, _ = site(bed, "config:get", "taxonomy.vocabulary.tags", "--format=yaml")
-    lines = out.splitlines()
-    assert lines[0].startswith("uuid: ") and lines[1:] == [
+    assert _stored_after_uuid(bed, site, "taxonomy.vocabulary.tags") == [
         "langcode: en", "status: true", "dependencies: {}", "name: Tags", "vid: tags",
         "description: null", "weight: 0", "new_revision: false"]
 
@@ -119,3 +127,37 @@ def test_a_role_set_raw_makes_no_actions(bed: Path, site: Site) -> None:
     assert rc == 0, err
     rc, out, _ = site(bed, "config:list", "system.action.")
     assert "raw" not in out
+
+
+def test_a_menu_gets_drupals_defaults_and_its_links_menu_link_contents(bed: Path,
+                                                                       site: Site) -> None:
+    rc, _, err = site(bed, "menu:create", "footer", "--label=Footer")
+    assert rc == 0, err
+    assert _stored_after_uuid(bed, site, "system.menu.footer") == [
+        "langcode: en", "status: true", "dependencies: {}", "id: footer", "label: Footer",
+        "description: null", "locked: false"]
+    rc, _, err = site(bed, "menu:create", "footer", "--label=Again")
+    assert rc == 1 and err.startswith("APG_CONFIG_EXISTS system.menu.footer already exists"), err
+    rc, _, err = site(bed, "entity:create", "menu_link_content", "--set", "title=About")
+    assert rc != 0 and "install it with `apg site pm:install menu_link_content`" in err, err
+    assert site(bed, "pm:install", "link", "menu_link_content", "-y")[0] == 0
+    rc, out, err = site(bed, "entity:create", "menu_link_content", "--set", "title=About",
+                        "--set", "link=internal:/about", "--set", "enabled=0", "--format=json")
+    assert rc == 0, err
+    uuid = json.loads(out)["uuid"]
+    record = EmbeddedSite(bed).read_state(StateQuery(entities=(uuid,))).entities[uuid]
+    assert record is not None and record.label == "About" and record.status is False
+    assert record.bundle == "menu_link_content"
+    assert {k: v for k, v in record.fields.items() if k != "link"} == {
+        "menu_name": [{"value": "tools"}], "external": [{"value": False}],
+        "rediscover": [{"value": True}], "weight": [{"value": 0}],
+        "expanded": [{"value": False}]}, "MenuLinkContent's defaults, rediscover by preSave"
+    assert record.fields["link"] == [{"uri": "internal:/about", "title": None, "options": []}]
+    rc, _, err = site(bed, "entity:update", "menu_link_content", uuid, "--set", "weight=3")
+    assert rc == 0, err
+    record = EmbeddedSite(bed).read_state(StateQuery(entities=(uuid,))).entities[uuid]
+    assert record is not None and record.status is False, "an update keeps it disabled"
+    assert record.fields["weight"] == [{"value": 3}]
+    rc, _, err = site(bed, "entity:create", "menu_link_content", "--set", "title=X",
+                      "--set", "weight=heavy")
+    assert rc == 1 and "APG_ENTITY_INVALID" in err and "'weight' needs an integer" in err, err

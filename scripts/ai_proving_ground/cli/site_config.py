@@ -1,9 +1,12 @@
 """``apg site`` config commands: config:get/set/delete/list/import/export, and field:create,
-node-type:create, vocabulary:create and role:create (config made as the entity API makes it)."""
+node-type:create, vocabulary:create, menu:create and role:create (config made as the entity API
+makes it)."""
 
 from __future__ import annotations
 
 import argparse
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
 from ai_proving_ground.cli.common import emit
 from ai_proving_ground.cli.site_commands import YES, arg, command, get_path, note, parse_value
@@ -11,6 +14,10 @@ from ai_proving_ground.errors import ApgError, UsageError
 from ai_proving_ground.report import stderr
 from ai_proving_ground.sites.base import StateQuery
 from ai_proving_ground.sites.embedded.driver import EmbeddedSite
+
+if TYPE_CHECKING:  # the entity API modules load lazily, for start-up time
+    from ai_proving_ground.sites.embedded.field_api import Save
+    from ai_proving_ground.sites.embedded.store import Store
 
 
 @command("config:get", "print a config object or one key of it", arg("name"), arg("key", nargs="?"),
@@ -148,11 +155,26 @@ def _vocabulary_create(site: EmbeddedSite, args: argparse.Namespace) -> int:
     # Lazy for start-up time, as field:create.
     from ai_proving_ground.sites.embedded.bundle_api import create_vocabulary
 
-    values = {"vid": args.vid, "name": args.name}
-    if args.description is not None:
-        values["description"] = args.description
+    return _save_made(site, create_vocabulary, {"vid": args.vid, "name": args.name},
+                      args.description)
+
+
+@command("menu:create", "create a menu as its Add form does (Menu::create)", arg("id"),
+         arg("--label", required=True), arg("--description"), YES)
+def _menu_create(site: EmbeddedSite, args: argparse.Namespace) -> int:
+    # Lazy for start-up time, as field:create.
+    from ai_proving_ground.sites.embedded.bundle_api import create_menu
+
+    return _save_made(site, create_menu, {"id": args.id, "label": args.label}, args.description)
+
+
+def _save_made(site: EmbeddedSite, make: Callable[[Store, dict[str, Any], Save], list[str]],
+               values: dict[str, Any], description: str | None) -> int:
+    """Save the config entity ``make`` makes of ``values`` (and a description, when given)."""
+    if description is not None:
+        values["description"] = description
     with site.session() as store:
-        saved = create_vocabulary(store, values, site.config_save)
+        saved = make(store, values, site.config_save)
     note(f"Saved {', '.join(saved)}.")
     return 0
 

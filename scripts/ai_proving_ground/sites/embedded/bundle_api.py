@@ -1,8 +1,9 @@
 """Bundles made as Drupal's entity API makes them: a content type (``NodeType::create()->save()``,
-then ``node_add_body_field()``, as the Add content type form does) and a vocabulary
-(``Vocabulary::create()->save()``), with what Drupal fills in on save: uuid, langcode, status,
-dependencies and the config schema's defaults. The body field and its display components are
-what ``node_add_body_field`` makes; the displays start as Drupal starts them (see field_api).
+then ``node_add_body_field()``, as the Add content type form does), a vocabulary
+(``Vocabulary::create()->save()``) and a menu (``Menu::create()->save()``), with what Drupal
+fills in on save: uuid, langcode, status, dependencies and the config schema's defaults. The body
+field and its display components are what ``node_add_body_field`` makes; the displays start as
+Drupal starts them (see field_api).
 """
 
 from __future__ import annotations
@@ -29,6 +30,8 @@ NODE_TYPE = {"name": None, "type": None, "description": None, "help": None,
               "new_revision": True, "preview_mode": 1, "display_submitted": True}
 VOCABULARY = {"name": None, "vid": None, "description": None, "weight": 0,
                "new_revision": False}
+# Menu's properties (config_export order): no description unless given, not locked.
+MENU = {"id": None, "label": None, "description": None, "locked": False}
 _BODY = FieldRequest("node", "", "body", "text_with_summary", "Body",
                      field_settings={"display_summary": True, "allowed_formats": {}})
 _TEASER = "core.entity_view_mode.node.teaser"
@@ -72,6 +75,12 @@ def create_node_type(store: Store, values: Mapping[str, Any], save: Save, *,
 def create_vocabulary(store: Store, values: Mapping[str, Any], save: Save) -> list[str]:
     data = _entity(VOCABULARY, values)
     return [save_new(store, f"taxonomy.vocabulary.{data['vid']}", data, save)]
+
+
+def create_menu(store: Store, values: Mapping[str, Any], save: Save) -> list[str]:
+    """``Menu::create()->save()``: system.menu.ID, as the Add menu form saves it."""
+    data = _entity(MENU, values)
+    return [save_new(store, f"system.menu.{data['id']}", data, save)]
 
 
 def add_body_field(store: Store, bundle: str, save: Save) -> list[str]:

@@ -9,7 +9,7 @@ from typing import Any, Protocol
 
 from ai_proving_ground.errors import ApgError
 from ai_proving_ground.sites.base import EntityRecord
-from ai_proving_ground.sites.embedded import canvas
+from ai_proving_ground.sites.embedded import canvas, menu_links
 from ai_proving_ground.sites.embedded.file_items import (
     EntityReader,
     complete_reference,
@@ -29,6 +29,7 @@ class EntityTypeDef:
     bundle_prefix: str | None  # config prefix of bundle definitions; None = one bundle (the type)
     base_fields: frozenset[str]
     base_table: str
+    status_field: str = "status"  # the published key's field
 
 
 ENTITY_TYPES: dict[str, EntityTypeDef] = {
@@ -58,6 +59,8 @@ ENTITY_TYPES: dict[str, EntityTypeDef] = {
                        "langcode", "created", "changed"}),
             "canvas_page_field_data",
         ),
+        EntityTypeDef(menu_links.ENTITY_TYPE, "menu_link_content", "title", None,
+                      menu_links.BASE_FIELDS, "menu_link_content_data", "enabled"),
     )
 }
 
@@ -156,6 +159,8 @@ def validate_values(definition: EntityTypeDef, bundle: str, values: Mapping[str,
     ignored: list[str] = []
     if definition.id == "file":
         values = file_values(values)
+    elif definition.id == menu_links.ENTITY_TYPE:
+        values = menu_links.menu_link_values(values)
     for name, raw in values.items():
         items = normalize_items(raw)
         if name in definition.base_fields:
@@ -175,7 +180,7 @@ def validate_values(definition: EntityTypeDef, bundle: str, values: Mapping[str,
     label = str(label_items[0].get("value", "")) if label_items else ""
     if not label:
         raise _refuse(f"{definition.id} needs a {definition.label_field}")
-    status_items = fields.pop("status", [{"value": True}])
+    status_items = fields.pop(definition.status_field, [{"value": True}])
     status = _as_bool(status_items[0].get("value", True)) if status_items else True
     for derived in ("created", "changed", "langcode"):
         fields.pop(derived, None)
@@ -217,6 +222,8 @@ def _base_items(definition: EntityTypeDef, name: str, items: FieldItems,
         tree = canvas.parse_tree(items, f"{definition.id}.components")
         canvas.validate_tree(tree, config.config_get, f"{definition.id}.components")
         return canvas.items_from_tree(tree)
+    if definition.id == menu_links.ENTITY_TYPE and name in menu_links.FIELD_TYPES:
+        return [_check_item(name, menu_links.FIELD_TYPES[name], {}, item) for item in items]
     return items
 
 
@@ -320,7 +327,7 @@ def export_values(record: EntityRecord) -> dict[str, list[dict[str, Any]]]:
     definition = ENTITY_TYPES[record.entity_type]
     values: dict[str, list[dict[str, Any]]] = {
         definition.label_field: [{"value": record.label}],
-        "status": [{"value": record.status}],
+        definition.status_field: [{"value": record.status}],
     }
     for name, items in record.fields.items():
         values[name] = [

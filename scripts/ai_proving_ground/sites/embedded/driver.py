@@ -305,7 +305,7 @@ class EmbeddedSite(SiteDriver):
         definition = content_model.entity_type(record.entity_type, enabled)
         merged: dict[str, Any] = copy.deepcopy(record.fields)
         merged[definition.label_field] = [{"value": record.label}]
-        merged["status"] = [{"value": record.status}]
+        merged[definition.status_field] = [{"value": record.status}]
         merged.update(values)
         valid = content_model.validate_values(definition, record.bundle, merged, store, enabled,
                                               raw_config.raw_storages(store),
