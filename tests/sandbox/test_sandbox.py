@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from ai_proving_ground.errors import ApgError
-from ai_proving_ground.sandbox import broker, bwrap, confine, landlock
+from ai_proving_ground.sandbox import broker, bwrap, confine, landlock, policy
 from ai_proving_ground.sandbox.confine import (
     Backend,
     RunPaths,
@@ -25,7 +25,7 @@ from ai_proving_ground.sandbox.confine import (
     command_reads,
     run_policy,
 )
-from ai_proving_ground.sandbox.policy import Mount, Policy, mount_plan
+from ai_proving_ground.sandbox.policy import Mount, Policy, link_hops, mount_plan, python_reads
 
 BWRAP = shutil.which("bwrap")
 LANDLOCK_ABI = landlock.abi_version()
@@ -149,6 +149,44 @@ def test_command_reads_are_the_install_prefixes(tmp_path: Path) -> None:
     local.mkdir(parents=True)
     (local / "tool").symlink_to(real)
     assert command_reads(["tool"], str(local)) == [tmp_path / "project", (prefix / "lib").resolve()]
+
+
+def link_chain(tmp_path: Path) -> tuple[Path, Path]:
+    """A venv's python as nox makes one: bin/python -> python3.12 -> a link in a folder of its
+    own (.nox/_interpreters) -> the real interpreter (pyenv's)."""
+    real = tmp_path / "pyenv" / "bin" / "python3.12"
+    real.parent.mkdir(parents=True)
+    real.write_text("#!/bin/sh\n")
+    real.chmod(0o755)
+    interpreters = tmp_path / "nox" / "_interpreters"
+    interpreters.mkdir(parents=True)
+    (interpreters / "python3.12").symlink_to(real)
+    venv_bin = tmp_path / "nox" / "eee" / "bin"
+    venv_bin.mkdir(parents=True)
+    (venv_bin / "python3.12").symlink_to(interpreters / "python3.12")
+    (venv_bin / "python").symlink_to("python3.12")
+    return venv_bin / "python", interpreters
+
+
+def test_every_hop_of_a_link_chain_is_found(tmp_path: Path) -> None:
+    python, interpreters = link_chain(tmp_path)
+    venv_bin = python.parent.resolve()
+    assert link_hops(python) == [venv_bin / "python", venv_bin / "python3.12",
+                                 interpreters.resolve() / "python3.12"]
+    assert link_hops(tmp_path / "pyenv" / "bin" / "python3.12") == []
+    loop = tmp_path / "loop"
+    loop.symlink_to(loop)
+    assert link_hops(loop) == [tmp_path.resolve() / "loop"]
+
+
+def test_the_interpreters_link_folders_are_readable(tmp_path: Path,
+                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    # What broke the eee session: nox's venv python reached pyenv's through .nox/_interpreters,
+    # which the sandbox did not bind, so the confined oracle's apg was "not found".
+    python, interpreters = link_chain(tmp_path)
+    monkeypatch.setattr(policy.sys, "executable", str(python))
+    assert interpreters.resolve() in python_reads()
+    assert interpreters.resolve() in command_reads(["python"], str(python.parent))
 
 
 # ---------------------------------------------------------------------------- detection

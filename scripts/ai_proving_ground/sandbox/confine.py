@@ -25,6 +25,7 @@ from ai_proving_ground.sandbox.policy import (
     SYSTEM_READS,
     SYSTEM_SECRETS,
     Policy,
+    link_hops,
     project_reads,
     python_reads,
     resolv_conf_reads,
@@ -170,7 +171,8 @@ def command_reads(commands: Iterable[str], search_path: str) -> list[Path]:
     for name in commands:
         hit = shutil.which(name, path=search_path)
         if hit is not None:
-            found += [install_prefix(Path(hit).absolute()), install_prefix(resolved(hit))]
+            chain = link_hops(hit) or [Path(hit).absolute()]
+            found += [*(install_prefix(hop) for hop in chain), install_prefix(resolved(hit))]
     return found
 
 

@@ -84,6 +84,18 @@ def resolved(path: Path | str) -> Path:
     return Path(os.path.realpath(path))
 
 
+def link_hops(path: Path | str, most: int = 40) -> list[Path]:
+    """Each symlink met on the way from ``path`` to the file it names, one link at a time (the
+    link's own path, its folder resolved): where every hop lives must exist in the sandbox."""
+    hops: list[Path] = []
+    current = resolved(Path(path).absolute().parent) / Path(path).name
+    while current.is_symlink() and current not in hops and len(hops) < most:
+        hops.append(current)
+        target = current.parent / os.readlink(current)
+        current = resolved(target.parent) / target.name
+    return hops
+
+
 def mount_plan(policy: Policy) -> list[Mount]:
     """Binds for every existing readable and writable path, then masks wherever a bound path
     contains a masked one, ordered so that a deeper mount always lands on a shallower one."""
@@ -134,6 +146,9 @@ def python_reads() -> list[Path]:
     from_python = {sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix}
     paths = [Path(p) for p in sorted(from_python)]
     paths.append(resolved(sys.executable).parent.parent)
+    # A venv's python may reach its interpreter through links in folders of their own (nox's
+    # .nox/_interpreters/python3.12 -> pyenv): without them the venv's python is "not found".
+    paths += [hop.parent for hop in link_hops(sys.executable)]
     # Site folders only: sys.path may also hold a harness's own folders (pytest's tests/).
     paths += [Path(entry) for entry in sys.path
               if Path(entry).name in SITE_DIRS and os.path.isdir(entry)]
