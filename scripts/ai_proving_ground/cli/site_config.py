@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import argparse
 from collections.abc import Callable
+from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from ai_proving_ground.cli.common import emit
@@ -126,10 +127,7 @@ def _field_create(site: EmbeddedSite, args: argparse.Namespace) -> int:
                            description=args.field_description,
                            storage_settings=parse_value(args.storage_settings, "yaml"),
                            field_settings=parse_value(args.field_settings, "yaml"))
-    with site.session() as store:
-        saved = create_field(store, request, site.config_save)
-    note(f"Saved {', '.join(saved)}.")
-    return 0
+    return _save(site, lambda store: create_field(store, request, site.config_save))
 
 
 @command("node-type:create", "create a content type as the Add content type form does "
@@ -140,13 +138,8 @@ def _node_type_create(site: EmbeddedSite, args: argparse.Namespace) -> int:
     # Lazy for start-up time, as field:create.
     from ai_proving_ground.sites.embedded.bundle_api import create_node_type
 
-    values = {"type": args.type, "name": args.name}
-    if args.description is not None:
-        values["description"] = args.description
-    with site.session() as store:
-        saved = create_node_type(store, values, site.config_save, body=not args.no_body)
-    note(f"Saved {', '.join(saved)}.")
-    return 0
+    return _save_made(site, partial(create_node_type, body=not args.no_body),
+                      {"type": args.type, "name": args.name}, args.description)
 
 
 @command("vocabulary:create", "create a vocabulary as its Add form does (Vocabulary::create)",
@@ -173,8 +166,13 @@ def _save_made(site: EmbeddedSite, make: Callable[[Store, dict[str, Any], Save],
     """Save the config entity ``make`` makes of ``values`` (and a description, when given)."""
     if description is not None:
         values["description"] = description
+    return _save(site, lambda store: make(store, values, site.config_save))
+
+
+def _save(site: EmbeddedSite, make: Callable[[Store], list[str]]) -> int:
+    """Run ``make`` in one site session and say which config objects it saved."""
     with site.session() as store:
-        saved = make(store, values, site.config_save)
+        saved = make(store)
     note(f"Saved {', '.join(saved)}.")
     return 0
 
@@ -187,8 +185,5 @@ def _role_create(site: EmbeddedSite, args: argparse.Namespace) -> int:
     # Lazy for start-up time, as field:create.
     from ai_proving_ground.sites.embedded.role_api import create_role
 
-    with site.session() as store:
-        saved = create_role(store, args.machine_name, args.label or args.machine_name,
-                            site.config_save)
-    note(f"Saved {', '.join(saved)}.")
-    return 0
+    label = args.label or args.machine_name
+    return _save(site, lambda store: create_role(store, args.machine_name, label, site.config_save))
