@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sqlite3
+import sys
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -209,14 +210,18 @@ def pending_updates(facts: ModuleFacts) -> list[PendingUpdate]:
     return pending
 
 
-def _versions(facts: ModuleFacts) -> Versions:
-    import platform  # lazy for start-up time: only the versions and status questions read it
+def python_version() -> str:
+    """This interpreter's version as ``python_version()`` gives it (the first word of
+    ``sys.version``), without importing platform on every reset (about 3 ms of start-up)."""
+    return sys.version.split()[0]
 
+
+def _versions(facts: ModuleFacts) -> Versions:
     states = _module_states(facts)
     enabled = {n: s for n, s in states.items() if s.enabled}
     return Versions(
         core=modules.CORE_VERSION,
-        runtime={"python": platform.python_version(), "sqlite": sqlite3.sqlite_version},
+        runtime={"python": python_version(), "sqlite": sqlite3.sqlite_version},
         modules={
             n: {"package": s.package, "version": s.version, "source_reference": None}
             for n, s in enabled.items()
@@ -256,8 +261,6 @@ def _display_path(path: Path, approot: Path) -> str:
 def status_facts(database: Path, webroot: Path, private: Path | None,
                  store: Store | None) -> dict[str, Any]:
     """``drush core:status``: the site's facts; ``store`` is None before it is installed."""
-    import platform  # lazy for start-up time, as in _versions
-
     facts: dict[str, Any] = {
         "drupal-version": modules.CORE_VERSION,
         "db-driver": "sqlite",
@@ -265,7 +268,7 @@ def status_facts(database: Path, webroot: Path, private: Path | None,
         "db-status": "Connected" if store else "Not installed",
         "bootstrap": "Successful" if store else "",
         "install-profile": "embedded",
-        "python-version": platform.python_version(),
+        "python-version": python_version(),
         "root": str(webroot),
         "site": "sites/default",
         "files": "sites/default/files",
