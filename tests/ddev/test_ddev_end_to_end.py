@@ -30,6 +30,7 @@ from ai_proving_ground.cli import verify as verify_cli
 from ai_proving_ground.errors import ApgError
 from ai_proving_ground.gitutil import git
 from ai_proving_ground.sandbox.confine import SandboxOptions, choose_backend
+from ai_proving_ground.tasks.request import read_request
 
 pytestmark = pytest.mark.skipif(shutil.which("php") is None, reason="php not found: apt-get install php-cli")
 
@@ -170,8 +171,8 @@ def attempt(cli: Cli, bed: Path, task: dict[str, Any], agent: str) -> float:
     rc, out, err = cli(run_cli.main, *approot, task["id"], f"--agent={agent}", "--json")
     assert rc == 0, err
     run_id = json.loads(out)["run_id"]
-    request = json.loads((bed / ".ai-proving-ground" / "runs" / run_id / "request.json").read_text())
-    assert request["site_command"][-1] == "drush"  # $APG_SITE: drush through the ddev driver
+    request = read_request(bed / ".ai-proving-ground" / "runs" / run_id / "request.json")
+    assert request.site_command[-1] == "drush"  # $APG_SITE: drush through the ddev driver
     if site_state(bed)["config"].get("views.view.kb_billing"):
         # What Drupal's Views lists for the stored view: the billing articles by weight.
         change_site(bed, lambda s: s.setdefault("views", {}).update({"kb_billing/page_1": BILLING}))

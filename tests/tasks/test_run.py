@@ -27,6 +27,7 @@ import pytest
 
 from ai_proving_ground.sites.embedded.driver import EmbeddedSite
 from ai_proving_ground.tasks.dataset import load_dataset, resolve_task
+from ai_proving_ground.tasks.request import read_request
 from ai_proving_ground.yamlio import dumps
 
 Run = Callable[..., Any]  # the conftest ``apg`` fixture: apg(*args) -> CliResult(rc, out, err)
@@ -335,7 +336,7 @@ def test_request_reaches_the_adapter_by_environment_and_files(
     run_dir, record = only_run(plain)
     dump = json.loads((run_dir / "dump.json").read_text(encoding="utf-8"))
     env = dump["env"]
-    request = json.loads((run_dir / "request-seen.json").read_text(encoding="utf-8"))
+    request = read_request(run_dir / "request-seen.json").as_json()
     assert rc == 0
     assert env["APG_RUN_DIR"] == str(run_dir) and env["APG_RUN_ID"] == run_dir.name
     assert Path(env["APG_PROMPT_FILE"]).read_text(encoding="utf-8") == PROMPT
@@ -379,7 +380,7 @@ def test_only_the_oracle_is_given_the_solution_and_it_is_redacted_after(
     rc, _, _ = apg("run", "t_echo", "--approot", str(plain), "--dataset", str(dataset),
                    "--agent", "oracle")
     run_dir, _ = only_run(plain)
-    seen = json.loads((run_dir / "request-seen.json").read_text(encoding="utf-8"))
+    seen = read_request(run_dir / "request-seen.json").as_json()
     env = json.loads((run_dir / "dump.json").read_text(encoding="utf-8"))["env"]
     assert rc == 0
     # The solution is a file in the run directory, named by the request and the environment.

@@ -5,8 +5,10 @@ The run directory is ``<baseline dir>/runs/<run-id>/`` (beside the baselines, so
 ``run.json``     the authoritative record, written new-then-rename: first ``status: running``,
                  then the final status (``attempted``, ``no_attempt``, ``refused``, ``interrupted``)
 ``prompt.txt``   the task prompt, verbatim (``APG_PROMPT_FILE``)
-``request.json`` the run request (``APG_REQUEST_FILE``); it names the dataset, never its path
-``reference_solution.json``  the oracle's alone (``APG_REFERENCE_FILE``), removed when it exits
+``request.json`` the run request (``APG_REQUEST_FILE``, ``tasks.request.RunRequest``); it names
+                 the dataset, never its path
+``reference_solution.json``  the oracle's alone (``APG_REFERENCE_FILE``, ``ReferenceSolution``),
+                 removed when it exits
 ``stdout.log``, ``stderr.log``  the adapter's output, also teed to the terminal
 ``home/``, ``tmp/``  the adapter's ``HOME`` and ``TMPDIR``
 
@@ -47,13 +49,14 @@ from ai_proving_ground.baselines.locking import only_one
 from ai_proving_ground.baselines.store import runs_dir
 from ai_proving_ground.errors import ApgError
 from ai_proving_ground.escrow.locations import escrow_root
-from ai_proving_ground.fsutil import atomic_write_json, atomic_write_text
+from ai_proving_ground.fsutil import atomic_write_text
 from ai_proving_ground.report import say
 from ai_proving_ground.sandbox.confine import Backend, Confinement, SandboxOptions, choose_backend
 from ai_proving_ground.settings import DEFAULT_SETTINGS, Settings
 from ai_proving_ground.tasks.adapters import ENV_NAME, Adapter, find_adapter, selected_name
 from ai_proving_ground.tasks.dataset import Dataset, Task, resolve_task
 from ai_proving_ground.tasks.preflight import ALLOW_VARIABLE, Preflight, preflight
+from ai_proving_ground.tasks.request import PROMPT_FILE, REFERENCE_FILE, write_request
 from ai_proving_ground.tasks.run_record import write_run
 from ai_proving_ground.tasks.sandboxing import confine_adapter, run_home, run_tmp
 from ai_proving_ground.tasks.site_access import ddev_project, site_access
@@ -65,7 +68,6 @@ ALLOWED_HOST_VARIABLES = frozenset({"PATH", "LANG", "TERM", "TZ", "TMPDIR"})
 # can never shadow a host variable, a credential or a request variable.
 EXTRA_ENV_PREFIX = "APG_ARM_"
 ORACLE = "oracle"
-REFERENCE_FILE = "reference_solution.json"
 TRANSCRIPTS = {"stdout": "stdout.log", "stderr": "stderr.log"}
 # Held by the apg run in flight on a bed, in the baseline directory beside runs/.
 IN_FLIGHT = ".run.lock"
@@ -222,10 +224,12 @@ def _refuse(plan: _Plan, run_dir: Path, record: dict[str, Any]) -> RunOutcome:
 
 
 def _attempt(plan: _Plan, run_dir: Path, record: dict[str, Any]) -> RunOutcome:
-    prompt_file, request_file = run_dir / "prompt.txt", run_dir / "request.json"
+    prompt_file = run_dir / PROMPT_FILE
     atomic_write_text(prompt_file, plan.task.prompt)
-    request = build_request(plan, run_dir)
-    atomic_write_json(request_file, request)
+    # Only the oracle is given the reference solution; nobody the checks or the dataset's path.
+    request_file = write_request(run_dir, plan.dataset, plan.task, plan.adapter.name,
+                                 plan.options.model, plan.options.approot, plan.ddev_project,
+                                 oracle=plan.adapter.name == ORACLE)
     env = adapter_environment(os.environ, plan, run_dir, request_file, prompt_file)
     confinement = confine_adapter(plan.backend, plan.sandbox, plan.options.approot,
                                   run_dir, plan.adapter, plan.dataset, plan.task, env, os.environ)
@@ -275,32 +279,6 @@ def _attempt(plan: _Plan, run_dir: Path, record: dict[str, Any]) -> RunOutcome:
     say("APG_RUN_NO_ATTEMPT", f"run {run_dir.name}: adapter {plan.adapter.name!r} exited "
         f"{exit_code}; recorded as no attempt in {run_dir / 'run.json'}")
     return RunOutcome(record=record, run_dir=run_dir, exit_code=1)
-
-
-def build_request(plan: _Plan, run_dir: Path) -> dict[str, Any]:
-    """The run request; only the oracle is given the reference solution (a file in its run
-    directory), nobody the checks or the dataset's path."""
-    approot = plan.options.approot
-    request: dict[str, Any] = {
-        "run_id": run_dir.name,
-        "task_id": plan.task.id,
-        "dataset": {"name": plan.dataset.name, "sha256": plan.dataset.sha256,
-                    "version": plan.dataset.version},
-        "task_sha256": plan.task.sha256,
-        "model": plan.options.model or None,
-        "adapter": plan.adapter.name,
-        "approot": str(approot),
-        "ddev_project": plan.ddev_project,
-        "run_dir": str(run_dir),
-        "prompt_file": str(run_dir / "prompt.txt"),
-        "site_command": site_command(approot),
-    }
-    if plan.adapter.name == ORACLE:
-        reference = run_dir / REFERENCE_FILE
-        atomic_write_json(reference, {"task_id": plan.task.id,
-                                      "steps": plan.task.reference_steps})
-        request["reference_solution_file"] = str(reference)
-    return request
 
 
 def adapter_environment(host: Mapping[str, str], plan: _Plan, run_dir: Path,
