@@ -3,10 +3,14 @@
 from __future__ import annotations
 
 import argparse
+import dataclasses
+import json
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any, TypeVar
 
-from ai_proving_ground.cli.common import ArgumentParser, add_approot, resolve_bed
+from ai_proving_ground.cli.common import ArgumentParser, add_approot, resolve_bed, run
 from ai_proving_ground.fixtures import requested_names
 from ai_proving_ground.settings import Settings, resolve_approot
 from ai_proving_ground.sites.base import SiteDriver, driver_for
@@ -41,3 +45,26 @@ def bed_and_set(args: argparse.Namespace, site_required: bool = True) -> BedAndS
     approot = (resolve_bed if site_required else resolve_approot)(args.approot, settings)
     return BedAndSet(approot,
                      requested_names(args.fixtures, settings), settings)
+
+
+Outcome = TypeVar("Outcome")
+
+
+def run_set_action(prog: str, doc: str | None, argv: Sequence[str] | None, json_help: str,
+                   action: Callable[[Path, list[str], SiteDriver, Settings], Outcome],
+                   exit_code: Callable[[Outcome], int]) -> int:
+    """The whole of a command that changes a bed for a fixture set (provision, reset): parse,
+    act, print the outcome dataclass as JSON with ``--json``, exit as ``exit_code`` decides."""
+    parser = fixture_parser(prog, doc)
+    parser.add_argument("--json", action="store_true", help=json_help)
+    args = parser.parse_args(argv)
+
+    def act() -> int:
+        target = bed_and_set(args)
+        outcome = action(target.approot, target.names, target.driver, target.settings)
+        if args.json:
+            record: Any = outcome  # a dataclass instance: both actions return one
+            print(json.dumps(dataclasses.asdict(record), indent=2))
+        return exit_code(outcome)
+
+    return run(act)

@@ -10,29 +10,12 @@ fixture, bad fragment).
 
 from __future__ import annotations
 
-import dataclasses
-import json
 from collections.abc import Sequence
 
 from ai_proving_ground.baselines.provision import provision
-from ai_proving_ground.cli._fixture_command import bed_and_set, fixture_parser
-from ai_proving_ground.cli.common import run
+from ai_proving_ground.cli._fixture_command import run_set_action
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = fixture_parser("apg provision", __doc__)
-    parser.add_argument("--json", action="store_true", help="print the summary as JSON")
-    args = parser.parse_args(argv)
-
-    def act() -> int:
-        target = bed_and_set(args)
-        outcome = provision(target.approot, target.names, target.driver, target.settings)
-        if args.json:
-            print(json.dumps(dataclasses.asdict(outcome), indent=2))
-        return 0
-
-    return run(act)
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())
+    return run_set_action("apg provision", __doc__, argv, "print the summary as JSON", provision,
+                          lambda outcome: 0)

@@ -10,29 +10,12 @@ APG_RESET_PENDING_UPDATES, APG_LOCK_BUSY); 2 usage, or no site at the app root (
 
 from __future__ import annotations
 
-import dataclasses
-import json
 from collections.abc import Sequence
 
 from ai_proving_ground.baselines.reset import reset
-from ai_proving_ground.cli._fixture_command import bed_and_set, fixture_parser
-from ai_proving_ground.cli.common import run
+from ai_proving_ground.cli._fixture_command import run_set_action
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = fixture_parser("apg reset", __doc__)
-    parser.add_argument("--json", action="store_true", help="print the outcome as JSON")
-    args = parser.parse_args(argv)
-
-    def act() -> int:
-        target = bed_and_set(args)
-        outcome = reset(target.approot, target.names, target.driver, target.settings)
-        if args.json:
-            print(json.dumps(dataclasses.asdict(outcome), indent=2))
-        return 1 if outcome.failures else 0
-
-    return run(act)
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())
+    return run_set_action("apg reset", __doc__, argv, "print the outcome as JSON", reset,
+                          lambda outcome: 1 if outcome.failures else 0)
