@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from ai_proving_ground import proc
+from ai_proving_ground import keeper, proc
 from proc_kit import alive, wait_until_dead
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the keeper is Linux's")
@@ -96,3 +96,10 @@ def test_a_program_that_cannot_start_spawns_nothing(tmp_path: Path, body: str | 
     finished = proc.run([str(program)], cwd=tmp_path, env=os.environ)
     assert finished.exit_code is None and finished.error is not None and said in finished.error
     assert not proc.run(["apg-no-such-program"], cwd=tmp_path, env=os.environ).ok
+
+
+@pytest.mark.parametrize("argv", [["keeper.py"], ["keeper.py", "12", "ls"], ["keeper.py", "x", "--", "ls"]])
+def test_keeper_refuses_a_malformed_command_line_with_a_token(
+        argv: list[str], capsys: pytest.CaptureFixture[str]) -> None:
+    assert keeper.main(argv) == 2
+    assert capsys.readouterr().err == "APG_KEEPER_USAGE usage: keeper.py PARENT_PID -- ARGV...\n"

@@ -105,7 +105,7 @@ class _Stop(Exception):
 
 def main(argv: list[str]) -> int:
     if len(argv) < 4 or argv[2] != "--" or not argv[1].isdigit():
-        sys.stderr.write("usage: keeper.py PARENT_PID -- ARGV...\n")
+        sys.stderr.write("APG_KEEPER_USAGE usage: keeper.py PARENT_PID -- ARGV...\n")
         return 2
     parent, command = int(argv[1]), argv[3:]
 

@@ -34,6 +34,8 @@ def test_the_example_smoke_campaign(apg: Any, tmp_path: Path) -> None:
     """The shipped spec (no bed given: the runner makes one): oracle passes, nop fails."""
     out = tmp_path / "smoke"
     result = run_campaign(apg, EXAMPLE, out)
+    assert "APG_CAMPAIGN_ARM_STEP arm broken step 1: apg site config:get no.such.config exited 1" \
+        in result.err.splitlines()
     assert ("APG_CAMPAIGN_DONE 4 planned: 2 pass, 2 fail, 0 timeout, 0 tampered, 0 no_attempt, "
             "0 infra_error, 0 missing") in result.err
 

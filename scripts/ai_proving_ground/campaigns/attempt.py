@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import shlex
 import shutil
 import threading
 import traceback
@@ -184,7 +185,10 @@ class AttemptRun:
         arm = self.context.campaign.spec.arm(self.attempt.arm)
         for number, args in enumerate(arm.setup, start=1):
             code, said = self.context.site_step(self._job.bed, args)
-            report.stderr().write(f"$ apg site {' '.join(args)}\n{said}[exit {code}]\n")
+            # What the step said (its own APG_* lines), then one line naming the step and its exit.
+            report.stderr().write(said)
+            report.say("APG_CAMPAIGN_ARM_STEP", f"arm {arm.name} step {number}: apg site "
+                                               f"{shlex.join(args)} exited {code}")
             if code != 0:
                 tokens = [line for line in said.splitlines() if line.startswith("APG_")]
                 raise _Setup(f"arm {arm.name} setup step {number} ({args[0]}) failed: "
