@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ai_proving_ground import yamlio
+from ai_proving_ground import yamldump, yamlio
 from ai_proving_ground.errors import ApgError
 from ai_proving_ground.fixtures import (
     FRAGMENT,
@@ -95,7 +95,7 @@ def plan_export(site: SiteDriver, fragment: dict[str, Any], install: list[str], 
         raise ApgError("APG_EXPORT_CONFIG_MISSING", "config vanished from the source site "
                        "during export: " + ", ".join(absent))
     for config_name in config_names:
-        files[f"config/{safe_name(config_name, 'config name')}.yml"] = yamlio.dumps(
+        files[f"config/{safe_name(config_name, 'config name')}.yml"] = yamldump.dumps(
             strip_config(config_data[config_name]))
 
     selectors = [ContentSelector(entity_type=s["entity_type"], bundle=s.get("bundle"),
@@ -118,7 +118,7 @@ def plan_export(site: SiteDriver, fragment: dict[str, Any], install: list[str], 
 
     facts = _facts(site, first.modules, install, config_names, docs,
                    list(export.get("record_fields") or []))
-    fragment_text = hand_kept + yamlio.dumps({"facts": facts})
+    fragment_text = hand_kept + yamldump.dumps({"facts": facts})
     errors = schema_errors(yamlio.loads(fragment_text), "fragment")
     if errors:  # facts are built to fit; hand-kept keys were validated on load
         raise ApgError("APG_FRAGMENT_INVALID", f"{directory / FRAGMENT}: the rewritten fragment "

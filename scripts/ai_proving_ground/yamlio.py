@@ -1,4 +1,4 @@
-"""YAML in and out: loading with positions, so errors can say file:line:col: $.path."""
+"""YAML in: loading with positions, so errors can say file:line:col: $.path (yamldump writes it)."""
 
 from __future__ import annotations
 
@@ -10,10 +10,10 @@ from typing import Any, NoReturn
 import yaml
 
 from ai_proving_ground.errors import ApgError
+from ai_proving_ground.yamldump import dumps as dumps  # YAML out lives there; kept for callers
 
 # The C loader is several times faster on large fixture sets; PyYAML may be built without it.
 _Loader: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-_Dumper: Any = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
 
 
 PathPart = str | int
@@ -271,9 +271,3 @@ def loads(text: str, token: str = "APG_YAML_INVALID", source: str = "<text>") ->
     """Parse YAML text (no position tracking); invalid YAML is ``token`` naming ``source``."""
     with _yaml_errors(token, source):
         return yaml.load(text, Loader=_Loader)
-
-
-def dumps(data: Any) -> str:
-    """Dump YAML the way Drupal's config export reads: block style, insertion order kept."""
-    return str(yaml.dump(data, Dumper=_Dumper, sort_keys=False, default_flow_style=False,
-                         allow_unicode=True, width=4096))

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ai_proving_ground import yamlio
+from ai_proving_ground import yamldump
 
 NAMESPACE = "be0c0000-"
 
@@ -20,7 +20,7 @@ def write_bench_fixture(root: Path, nodes: int) -> str:
     (directory / "config").mkdir(parents=True)
     (directory / "content" / "node").mkdir(parents=True)
     (directory / "manifest").mkdir()
-    (directory / "recipe.yml").write_text(yamlio.dumps(
+    (directory / "recipe.yml").write_text(yamldump.dumps(
         {"name": f"Bench {nodes}", "install": ["node", "text"]}))
     config = {
         "node.type.bench_doc": {"type": "bench_doc", "name": "Bench doc"},
@@ -33,7 +33,7 @@ def write_bench_fixture(root: Path, nodes: int) -> str:
                                                         "label": "Rank"},
     }
     for config_name, data in config.items():
-        (directory / "config" / f"{config_name}.yml").write_text(yamlio.dumps(data))
+        (directory / "config" / f"{config_name}.yml").write_text(yamldump.dumps(data))
     records = []
     for index in range(1, nodes + 1):
         uuid, title = _uuid(index), f"Bench document {index}"
@@ -41,7 +41,7 @@ def write_bench_fixture(root: Path, nodes: int) -> str:
                          "bundle": "bench_doc", "default_langcode": "en"},
                "default": {"title": [{"value": title}], "status": [{"value": True}],
                            "field_bench_rank": [{"value": index}]}}
-        (directory / "content" / "node" / f"{uuid}.yml").write_text(yamlio.dumps(doc))
+        (directory / "content" / "node" / f"{uuid}.yml").write_text(yamldump.dumps(doc))
         records.append({"uuid": uuid, "entity_type": "node", "bundle": "bench_doc",
                         "label": title, "status": True})
     fragment = {"name": name, "version": 1,
@@ -52,5 +52,5 @@ def write_bench_fixture(root: Path, nodes: int) -> str:
                     {"entity_type": "node", "bundle": "bench_doc"}]},
                 "facts": {"modules": ["node", "text"], "config": sorted(config),
                           "counts": {"node": {"bench_doc": nodes}}, "content": records}}
-    (directory / "manifest" / "fragment.yml").write_text(yamlio.dumps(fragment))
+    (directory / "manifest" / "fragment.yml").write_text(yamldump.dumps(fragment))
     return name

@@ -10,7 +10,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from ai_proving_ground import report, yamlio
+from ai_proving_ground import report, yamldump
 from ai_proving_ground.errors import ApgError
 from ai_proving_ground.layout import BedLayout, is_ddev_project
 from ai_proving_ground.settings import Settings, resolve_approot
@@ -90,7 +90,7 @@ def render(data: Any, fmt: str) -> str:
     if fmt == "json":
         return json.dumps(data, indent=2, ensure_ascii=False) + "\n"
     if fmt == "yaml":
-        return yamlio.dumps(data)
+        return yamldump.dumps(data)
     if fmt == "string":
         return ("\n".join(map(str, data)) if isinstance(data, list) else str(data)) + "\n"
     if fmt == "table":

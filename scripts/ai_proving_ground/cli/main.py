@@ -5,7 +5,6 @@ Run ``apg COMMAND --help`` for a command's options and exit codes.
 
 from __future__ import annotations
 
-import difflib
 import importlib
 import sys
 from collections.abc import Sequence
@@ -41,6 +40,9 @@ def usage() -> str:
 
 
 def _suggestion(name: str) -> str:
+    # Lazy for start-up time: only a mistyped command needs difflib.
+    import difflib
+
     close = difflib.get_close_matches(name, COMMANDS, n=3, cutoff=0.6)
     close += [c for c in COMMANDS if c not in close and name and c.startswith(name)]
     return f" (did you mean {' or '.join(repr(c) for c in close[:3])}?)" if close else ""

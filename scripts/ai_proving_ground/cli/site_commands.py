@@ -11,7 +11,6 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ai_proving_ground import yamlio
 from ai_proving_ground.cli.common import ArgumentParser, add_approot
 from ai_proving_ground.errors import ApgError, UsageError
 from ai_proving_ground.report import stderr
@@ -108,6 +107,9 @@ def note(message: str) -> None:
 def parse_value(raw: str, input_format: str) -> Any:
     if input_format == "string":
         return raw
+    # Lazy for start-up time: only a command given a YAML value needs the YAML loader (PyYAML).
+    from ai_proving_ground import yamlio
+
     try:
         return json.loads(raw) if input_format == "json" else yamlio.loads(raw, source="the value")
     except json.JSONDecodeError as exc:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from ai_proving_ground import yamlio
+from ai_proving_ground import yamldump, yamlio
 from ai_proving_ground.errors import ApgError
 from ai_proving_ground.fsutil import atomic_write_text, resolved_within, safe_name
 
@@ -44,7 +44,7 @@ def write_directory(directory: Path, objects: dict[str, Any], bed: Path) -> dict
         resolved_within(path, "config file", bed)
     written: list[str] = []
     for name, data in sorted(objects.items()):
-        text = yamlio.dumps(data)
+        text = yamldump.dumps(data)
         path = directory / f"{safe_name(name, 'config name')}.yml"
         if name in existing and path.read_text(encoding="utf-8") == text:
             continue

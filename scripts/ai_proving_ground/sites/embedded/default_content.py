@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, NoReturn
 
-from ai_proving_ground import yamlio
+from ai_proving_ground import yamldump, yamlio
 from ai_proving_ground.errors import ApgError
 from ai_proving_ground.fsutil import resolved_within
 from ai_proving_ground.yamlio import PathPart, YamlDocument
@@ -326,4 +326,4 @@ def dump_document(doc: Mapping[str, Any]) -> str:
     order = ("_meta", "default", "translations")
     ordered = {key: doc[key] for key in order if key in doc}
     ordered.update({key: value for key, value in doc.items() if key not in order})
-    return yamlio.dumps(ordered)
+    return yamldump.dumps(ordered)

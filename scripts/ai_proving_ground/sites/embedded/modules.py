@@ -9,7 +9,6 @@ from typing import Any
 
 from ai_proving_ground import __version__
 from ai_proving_ground.errors import ApgError
-from ai_proving_ground.yamlio import load_document
 
 CORE_MODULES_DIR = Path(__file__).resolve().parent / "core_modules"
 CORE_VERSION = f"11.x-embedded-{__version__}"
@@ -68,6 +67,9 @@ def _info_files(root: Path) -> list[Path]:
 
 def parse_info(info_file: Path, origin: str) -> ModuleInfo:
     """Read one info.yml; a malformed one names the file and the key."""
+    # Lazy for start-up time: commands that read no module file (config:get) never load PyYAML.
+    from ai_proving_ground.yamlio import load_document
+
     doc = load_document(info_file, token="APG_MODULE_INVALID")
     data = doc.data
     if not isinstance(data, dict):
