@@ -131,10 +131,36 @@ def write_note_fixture(root: Path, campaign: str, version: int, uuid: str) -> No
                                "label": f"Note {campaign}", "status": True}]}}))
 
 
+HIDDEN_FILE = "web/modules/custom/hidden_probe/probe.txt"
+# The hidden verifier's own command: it is the verifier stage (a test suite, say), so it stays a
+# process; the patch it reads was applied in-process.
+HIDDEN_COMMAND = [sys.executable, "-c",
+                  f"import sys; sys.exit(open({HIDDEN_FILE!r}).read() != 'probe\\n')"]
+
+
+def hidden_dataset(directory: Path) -> Path:
+    """build_tasks with dv01 given a hidden verifier: a patch that adds a file and a command."""
+    patch = directory / "hidden" / "dv01.patch"
+    patch.parent.mkdir(parents=True)
+    patch.write_text(f"diff --git a/{HIDDEN_FILE} b/{HIDDEN_FILE}\nnew file mode 100644\n"
+                     f"--- /dev/null\n+++ b/{HIDDEN_FILE}\n@@ -0,0 +1 @@\n+probe\n",
+                     encoding="utf-8")
+    data = load_yaml(BUILD_TASKS)
+    for task in data["tasks"]:
+        if task["id"] == "dv01_view_build":
+            task["hidden_verifier"] = {"patch": "hidden/dv01.patch", "commands": [HIDDEN_COMMAND]}
+    dataset = directory / "tasks.yml"
+    dataset.write_text(json.dumps(data), encoding="utf-8")
+    return dataset
+
+
+@pytest.mark.parametrize("with_hidden", [False, True], ids=["public", "hidden-verifier"])
 def test_an_attempt_spawns_only_the_adapter_and_the_escrowed_verifier(
-        tmp_path: Path, template: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+        tmp_path: Path, template: Path, monkeypatch: pytest.MonkeyPatch, with_hidden: bool) -> None:
     """Every child an attempt starts, counted at the one place children start (Popen): git
-    (reset, the model's diff) and the sandbox's probe run once per bed or process, before."""
+    (reset, the model's diff) and the sandbox's probe run once per bed or process, before.
+    A hidden verifier adds only its own declared commands: its patch is applied, its snapshot
+    taken and its residue checked in-process (no git)."""
     spawned: list[list[str]] = []
     in_attempt = threading.local()
     real_popen, real_run = subprocess.Popen.__init__, AttemptRun.run
@@ -151,7 +177,10 @@ def test_an_attempt_spawns_only_the_adapter_and_the_escrowed_verifier(
         finally:
             in_attempt.on = False
 
-    spec = write_spec(tmp_path / "spec.yml", {**spec_body(template, ["nop"]), "jobs": 1})
+    body = {**spec_body(template, ["nop"]), "jobs": 1}
+    if with_hidden:
+        body["dataset"] = str(hidden_dataset(tmp_path / "data"))
+    spec = write_spec(tmp_path / "spec.yml", body)
     options = RunnerOptions(spec_path=spec, out=tmp_path / "out", beds=tmp_path / "beds",
                             site_step=site_step)
     monkeypatch.setattr(subprocess.Popen, "__init__", record)
@@ -162,7 +191,10 @@ def test_an_attempt_spawns_only_the_adapter_and_the_escrowed_verifier(
     assert result.exit_code == 0 and result.counts["pass"] == 1
     kinds: dict[str, list[list[str]]] = {}
     for argv in spawned:
-        if argv[:4] == [sys.executable, "-I", "-S", str(proc.KEEPER)]:
+        if argv[:4] == [sys.executable, "-I", "-S", str(proc.KEEPER)] and \
+                argv[6:] == HIDDEN_COMMAND:
+            kind = "hidden"
+        elif argv[:4] == [sys.executable, "-I", "-S", str(proc.KEEPER)]:
             kind = "adapter"
             command = unwrapped(argv[6:])
             assert command == [str(template / ".ddev" / "agents" / "nop")] or \
@@ -172,11 +204,18 @@ def test_an_attempt_spawns_only_the_adapter_and_the_escrowed_verifier(
         else:
             kind = Path(argv[0]).name  # git, bwrap (its probe), anything else
         kinds.setdefault(kind, []).append(argv)
-    assert set(kinds) == {"adapter", "verifier"}, {k: v for k, v in kinds.items()
-                                                   if k not in ("adapter", "verifier")}
+    expected = {"adapter", "verifier", *(["hidden"] if with_hidden else [])}
+    assert set(kinds) == expected, {k: v for k, v in kinds.items() if k not in expected}
     assert len(kinds["adapter"]) == 2  # one per attempt
     # before and after each attempt; the job's escrow is made in-process
     assert len(kinds["verifier"]) == 4
+    if with_hidden:
+        assert len(kinds["hidden"]) == 2  # its one command, once per attempt
+        hidden = [json.loads(p.read_text("utf-8"))
+                  for p in sorted((tmp_path / "out").glob("runs/*/hidden.json"))]
+        # The plain arm's nop builds nothing but the hidden command only reads its own file.
+        assert [h["status"] for h in hidden] == ["pass", "pass"], hidden
+        assert all(h["restore_warnings"] == [] for h in hidden), hidden
 
 
 def unwrapped(command: list[str]) -> list[str]:

@@ -172,18 +172,54 @@ def test_the_bed_returns_to_the_model_final_state(bed: Path, tmp_path: Path) -> 
     assert not (tmp_path / "scratch" / "snapshot").exists()
 
 
-def test_a_patch_that_does_not_apply_fails_and_runs_nothing(bed: Path, tmp_path: Path) -> None:
-    patch = ("diff --git a/web/modules/custom/absent.py b/web/modules/custom/absent.py\n"
-             "--- a/web/modules/custom/absent.py\n+++ b/web/modules/custom/absent.py\n"
-             "@@ -1 +1 @@\n-old\n+new\n")
+ABSENT = ("diff --git a/web/modules/custom/absent.py b/web/modules/custom/absent.py\n"
+          "--- a/web/modules/custom/absent.py\n+++ b/web/modules/custom/absent.py\n"
+          "@@ -1 +1 @@\n-old\n+new\n")
+# Refused in-process, with its reason: git would have needed the repository's objects.
+BINARY = ("diff --git a/web/modules/custom/x.bin b/web/modules/custom/x.bin\nnew file mode 100644\n"
+          "index 0000000..1234567\nGIT binary patch\nliteral 3\nKcmZQzWB>pO00031\n\nliteral 0\n"
+          "HcmV?d00001\n\n")
+
+
+@pytest.mark.parametrize("patch, exit_code, reason", [
+    (ABSENT, 1, "the patch does not apply: web/modules/custom/absent.py: No such file"),
+    (BINARY, 1, "the patch does not apply: web/modules/custom/x.bin: binary patches are not "
+                "supported"),
+    # One that cannot be read fails before anything is snapshotted or run.
+    ("@@ -1 +1 @@\n-a\n+b\n", None, "the patch cannot be read: patch fragment without header"),
+], ids=["missing-file", "binary", "unreadable"])
+def test_a_patch_that_does_not_apply_fails_says_why_and_runs_nothing(
+        bed: Path, tmp_path: Path, patch: str, exit_code: int | None, reason: str) -> None:
     marker = tmp_path / "ran"
     outcome = run_hidden(bed, verifier(tmp_path, patch, ["touch", str(marker)]), env(),
                          tmp_path / "scratch", site_command(bed))
     assert outcome.status == "fail"
     [check] = outcome.checks
     assert (check["id"], check["kind"], check["passed"]) == ("patch", "patch", False)
-    assert "absent.py" in check["stderr_tail"]
-    assert not marker.exists()
+    assert check["exit_code"] == exit_code and check["stderr_tail"].startswith(reason)
+    assert not marker.exists() and not (bed / "web/modules/custom/x.bin").exists()
+
+
+def test_what_the_verifier_leaves_outside_the_snapshot_is_a_residue_warning(
+        bed: Path, tmp_path: Path) -> None:
+    """Stricter than git status: a file the bed's .gitignore hides is a leak all the same."""
+    leak = "web/sites/default/files/leak.txt"
+    assert "/web/sites/default/files/" in (bed / ".gitignore").read_text("utf-8")
+    script = (f"import pathlib; pathlib.Path({leak!r}).write_text('the answer'); "
+              "p = pathlib.Path('.gitignore'); p.write_text(p.read_text() + '#\\n'); "
+              "pathlib.Path('web/modules/custom/inside.txt').write_text('restored away')")
+    outcome = run_hidden(bed, verifier(tmp_path, None, [sys.executable, "-c", script]), env(),
+                         tmp_path / "scratch", site_command(bed))
+    assert outcome.status == "pass"  # the warning is beside the verdict, never instead of it
+    [warning] = outcome.warnings
+    assert warning == ("APG_CAMPAIGN_HIDDEN_RESIDUE 2 path(s) outside what the snapshot restores "
+                       f"differ from before the hidden verifier: added {leak}; changed .gitignore")
+    assert not (bed / "web/modules/custom/inside.txt").exists()
+    many = "import pathlib\nfor n in range(7): pathlib.Path(f'left-{n}').write_text('x')"
+    outcome = run_hidden(bed, verifier(tmp_path, None, [sys.executable, "-c", many]), env(),
+                         tmp_path / "scratch", site_command(bed))
+    [warning] = outcome.warnings
+    assert warning.endswith("added left-0, left-1, left-2, left-3, left-4 and 2 more")
 
 
 def test_commands_that_cannot_start(bed: Path, tmp_path: Path) -> None:

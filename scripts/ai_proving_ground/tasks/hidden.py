@@ -5,21 +5,34 @@ the dataset's folder) and commands (argument lists). Neither reaches the agent: 
 task's prompt and the request file carries no checks. After the attempt, once the model's own
 diff is captured, :func:`run_hidden`:
 
-1. snapshots what the overlay can touch: the tracked paths, the database folder and every path
-   the patch names outside them (the first missing folder of a new path, so it goes again whole);
-2. applies the patch with ``git apply`` in the bed; if it does not apply the status is ``fail``
-   and no command runs (the model's workspace is what the patch is checked against);
-3. runs each command in the bed (cwd the app root, its own process group, ``timeout_s`` each,
+1. reads the patch (:mod:`.patch_parse`; one that cannot be read fails the patch step before
+   anything changes) and lists every file, symlink and folder in the bed but ``.git/`` (a
+   file's size, mtime and mode, a symlink's target);
+2. snapshots what the overlay can touch: the tracked paths, the database folder and every path
+   the patch names outside them, both sides of renames (the first missing folder of a new path,
+   so it goes again whole);
+3. applies the patch in-process, as strictly as ``git apply`` (:mod:`.patch_apply`: exact
+   context, all or nothing, and a binary or symlink entry refused with its reason); if it does
+   not apply the status is ``fail``, the reason is the patch step's ``stderr_tail``, and no
+   command runs (the model's workspace is what the patch is checked against);
+4. runs each command in the bed (cwd the app root, its own process group, ``timeout_s`` each,
    default 60) with the harness's environment plus ``APG_APPROOT`` and ``APG_SITE``; exit 0
    passes, anything else (a timeout too) fails. A program on PATH that cannot start makes the
    status ``error``: a broken verifier, not the agent's failure. A program that is a path into
    the bed and cannot start is a failed check: the workspace is the model's;
-4. restores the snapshot, whatever happened, and reports what it could not restore (and any
-   change ``git status`` still shows) as warnings beside the result, never instead of it.
+5. restores the snapshot, whatever happened, lists the bed again and reports what it could not
+   restore, and every path outside the snapshot that was added, removed or changed
+   (``APG_CAMPAIGN_HIDDEN_RESIDUE``), as warnings beside the result, never instead of it.
+
+The residue check is stricter than the ``git status`` it replaces: ignored files count too,
+since a file the verifier left anywhere in the bed is one the next attempt's agent could read.
+Only the hidden commands are child processes; git is not called at all.
 
 The result is ``{"status": "pass"|"fail"|"error", "checks": [...]}``; each check is the patch
 step (``kind: patch``) or one command that ran (``kind: command``) with its exit code and the
-tails of its output. ``hidden.json`` adds the patch's path and hash and the warnings.
+tails of its output (the patch step's ``exit_code`` is 0 when it applied, 1 when it did not and
+None when it could not be read, as before). ``hidden.json`` adds the patch's path and hash and
+the warnings.
 """
 
 from __future__ import annotations
@@ -28,6 +41,7 @@ import hashlib
 import os
 import shlex
 import shutil
+import stat
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -37,13 +51,15 @@ from typing import Any
 from ai_proving_ground import proc
 from ai_proving_ground.errors import ApgError
 from ai_proving_ground.fsutil import contained_path, is_within
-from ai_proving_ground.gitutil import git
 from ai_proving_ground.layout import TRACKED_PATHS, BedLayout
 from ai_proving_ground.report import say
 from ai_proving_ground.tasks.dataset import Dataset, Task
+from ai_proving_ground.tasks.patch_apply import apply_patch
+from ai_proving_ground.tasks.patch_parse import FilePatch, PatchError, parse_patch, patch_paths
 
 DEFAULT_TIMEOUT_S = 60.0
 TAIL_CHARS = 2000
+RESIDUE_NAMED = 5  # paths a residue warning names before "and N more"
 
 
 @dataclass(frozen=True)
@@ -84,16 +100,6 @@ def resolve_verifier(dataset: Dataset, task: Task) -> HiddenVerifier | None:
     return HiddenVerifier(patch=patch, patch_ref=patch_ref,
                           commands=tuple(tuple(str(a) for a in c) for c in raw["commands"]),
                           timeout_s=float(raw.get("timeout_s", DEFAULT_TIMEOUT_S)))
-
-
-# ---------------------------------------------------------------------------- git in the bed
-# The agent had the bed's .git to itself: every call goes through gitutil.git (no hooks, no
-# fsmonitor, none of the caller's GIT_* variables).
-
-
-def _status(bed: Path, env: Mapping[str, str]) -> bytes:
-    return git(bed, ["status", "--porcelain=v1", "-z", "--untracked-files=all"], check=False,
-               env=env).stdout
 
 
 # ---------------------------------------------------------------------------- the snapshot
@@ -147,36 +153,13 @@ def _remove(path: Path) -> None:
         path.unlink()
 
 
-def _patch_paths(bed: Path, patch: Path, env: Mapping[str, str]) -> list[str] | None:
-    """Every path the patch names (both sides of a rename); None when git cannot read it."""
-    done = git(bed, ["apply", "--numstat", "-z", str(patch)], check=False, env=env)
-    if done.returncode != 0:
-        return None
-    fields = done.stdout.decode("utf-8", "surrogateescape").split("\0")
-    paths: list[str] = []
-    position = 0
-    while position < len(fields):
-        entry = fields[position]
-        if not entry:
-            position += 1
-            continue
-        name = entry.split("\t", 2)[2] if entry.count("\t") >= 2 else ""
-        if name:  # added<TAB>deleted<TAB>path
-            paths.append(name)
-            position += 1
-        else:  # a rename: added<TAB>deleted<TAB>, then the old and the new path
-            paths.extend(fields[position + 1:position + 3])
-            position += 3
-    return [p for p in paths if p]
-
-
 def _overlay_roots(bed: Path, touched: Sequence[str]) -> list[str]:
     """What to snapshot for the patch's paths outside the tracked paths and the database: the
     path itself when it exists, else its first missing folder (removed again whole)."""
     covered = (*TRACKED_PATHS, _database_dir(bed))
     roots = []
     for name in touched:
-        contained_path(bed, name, "hidden patch path")  # git refuses these too; be sure
+        contained_path(bed, name, "hidden patch path")  # the applier refuses these too
         pure = PurePosixPath(name)
         if any(pure == PurePosixPath(c) or PurePosixPath(c) in pure.parents for c in covered):
             continue
@@ -195,32 +178,87 @@ def _database_dir(bed: Path) -> str:
     return BedLayout(bed).database.parent.relative_to(bed).as_posix()
 
 
+# ---------------------------------------------------------------------------- the residue check
+
+Listing = dict[str, tuple[object, ...]]
+
+
+def _listing(bed: Path) -> Listing:
+    """Every file, symlink and folder in the bed but ``.git``: a file's size, mtime and mode, a
+    symlink's target, a folder's being there. Ignored files count: the next agent reads them."""
+    found: Listing = {}
+    for folder, dirs, files in os.walk(bed):
+        if folder == str(bed):
+            dirs[:] = [d for d in dirs if d != ".git"]
+            files = [f for f in files if f != ".git"]  # a linked worktree's .git file
+        for name in [*files, *dirs]:
+            path = os.path.join(folder, name)
+            try:
+                found[os.path.relpath(path, bed).replace(os.sep, "/")] = _entry(path)
+            except FileNotFoundError:  # removed while the bed was listed
+                continue
+    return found
+
+
+def _entry(path: str) -> tuple[object, ...]:
+    info = os.lstat(path)
+    if stat.S_ISLNK(info.st_mode):
+        return ("symlink", os.readlink(path))
+    if stat.S_ISDIR(info.st_mode):
+        return ("dir",)
+    return ("file", info.st_size, info.st_mtime_ns, info.st_mode)
+
+
+def _residue(before: Listing, after: Listing, restored: Sequence[str]) -> list[str]:
+    """A warning naming what changed outside the paths the snapshot put back, if anything did."""
+
+    def outside(path: str) -> bool:
+        return not any(path == root or path.startswith(root + "/") for root in restored)
+
+    kinds = {"added": after.keys() - before.keys(), "removed": before.keys() - after.keys(),
+             "changed": {p for p in before.keys() & after.keys() if before[p] != after[p]}}
+    found = {kind: sorted(filter(outside, paths)) for kind, paths in kinds.items()}
+    total = sum(len(paths) for paths in found.values())
+    if not total:
+        return []
+    named, budget = [], RESIDUE_NAMED
+    for kind, paths in found.items():
+        if paths and budget > 0:
+            named.append(f"{kind} {', '.join(paths[:budget])}")
+            budget -= len(paths[:budget])
+    more = f" and {total - RESIDUE_NAMED} more" if total > RESIDUE_NAMED else ""
+    return [f"APG_CAMPAIGN_HIDDEN_RESIDUE {total} path(s) outside what the snapshot restores "
+            f"differ from before the hidden verifier: {'; '.join(named)}{more}"]
+
+
 # ---------------------------------------------------------------------------- running it
 
 
 def run_hidden(bed: Path, verifier: HiddenVerifier, env: Mapping[str, str], scratch: Path,
                site_command: Sequence[str]) -> HiddenOutcome:
     """Overlay the patch, run the commands, restore the bed; see the module doc."""
+    patches: list[FilePatch] = []
     touched: list[str] = []
     if verifier.patch is not None:
-        found = _patch_paths(bed, verifier.patch, env)
-        if found is None:
-            return _patch_failed(verifier, "git cannot read the patch", [])
         try:
-            touched = _overlay_roots(bed, found)
+            patches = parse_patch(verifier.patch.read_bytes())
+            touched = _overlay_roots(bed, patch_paths(patches))
+        except PatchError as exc:
+            return _patch_failed(verifier, f"the patch cannot be read: {exc}", [])
         except ApgError as exc:
             return _patch_failed(verifier, exc.message, [])
-    before = _status(bed, env)
+    restored = [*TRACKED_PATHS, _database_dir(bed), *touched]
+    if is_within(scratch.resolve(), bed.resolve()):
+        restored.append(scratch.resolve().relative_to(bed.resolve()).as_posix())
+    before = _listing(bed)
     snapshot = _Snapshot(bed, scratch / "snapshot")
-    snapshot.take([*TRACKED_PATHS, _database_dir(bed), *touched])
+    snapshot.take(restored)
     try:
-        outcome = _overlay_and_run(bed, verifier, env, site_command)
+        outcome = _overlay_and_run(bed, verifier, patches, env, site_command)
     finally:
         warnings = snapshot.restore()
         shutil.rmtree(scratch / "snapshot", ignore_errors=True)
-    if _status(bed, env) != before:
-        warnings.append("APG_CAMPAIGN_HIDDEN_RESIDUE git status differs from before the hidden "
-                        "verifier after restoring the snapshot")
+    warnings.extend(_residue(before, _listing(bed), restored))
     for warning in warnings:
         token, _, message = warning.partition(" ")
         say(token, f"{bed}: {message}")
@@ -228,16 +266,16 @@ def run_hidden(bed: Path, verifier: HiddenVerifier, env: Mapping[str, str], scra
     return outcome
 
 
-def _overlay_and_run(bed: Path, verifier: HiddenVerifier, env: Mapping[str, str],
-                     site_command: Sequence[str]) -> HiddenOutcome:
+def _overlay_and_run(bed: Path, verifier: HiddenVerifier, patches: list[FilePatch],
+                     env: Mapping[str, str], site_command: Sequence[str]) -> HiddenOutcome:
     checks: list[dict[str, Any]] = []
     if verifier.patch is not None:
-        applied = git(bed, ["apply", "--whitespace=nowarn", str(verifier.patch)], check=False,
-                      env=env)
-        checks.append(_patch_check(verifier, applied.returncode,
-                                   applied.stderr.decode(errors="replace")))
-        if applied.returncode != 0:
+        try:
+            apply_patch(bed, patches)
+        except (PatchError, OSError) as exc:
+            checks.append(_patch_check(verifier, 1, f"the patch does not apply: {exc}"))
             return HiddenOutcome(status="fail", checks=checks)
+        checks.append(_patch_check(verifier, 0, ""))
     command_env = {**env, "APG_APPROOT": str(bed), "APG_SITE": shlex.join(site_command)}
     for number, argv in enumerate(verifier.commands, start=1):
         checks.append(_run_command(number, argv, bed, command_env, verifier.timeout_s))
