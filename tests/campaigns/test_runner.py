@@ -16,6 +16,7 @@ from typing import Any
 import pytest
 from campaign_kit import EXAMPLE, attempts, reference_step, run_campaign, write_spec
 
+from ai_proving_ground.campaigns.evidence import read_verify
 from ai_proving_ground.campaigns.spec import load_spec, plan, resolve
 from ai_proving_ground.paths import PROJECT_ROOT
 from ai_proving_ground.sites.embedded.driver import EmbeddedSite
@@ -163,15 +164,17 @@ def test_exit_codes_tampering_and_restored_baselines(apg: Any, tmp_path: Path,
         assert (record["outcome"], record["score"], record["tampered"]) == ("tampered", None, True)
         directory = out / "runs" / f"{record['order']:04d}"
         assert not (directory / "grade.json").exists()  # never graded after tampering
-        verify = json.loads((directory / "verify.json").read_text("utf-8"))
+        verify = read_verify(directory / "verify.json")
+        assert verify.after is not None
         assert any(line.startswith("APG_TAMPERED ") and "planted" in line
-                   for line in verify["after"]["lines"])
+                   for line in verify.after["lines"])
     assert len(list((tmp_path / "out-beds").glob("job-*.tampered-*"))) == 2
     for record in by_agent["untagger"]:
         assert (record["outcome"], record["tampered"]) == ("fail", False)
-        verify = json.loads((out / "runs" / f"{record['order']:04d}" / "verify.json").read_text())
-        assert any(line.startswith("APG_ESCROW_MISMATCH tag") for line in verify["after"]["lines"])
-        assert verify["after_restore"]["ok"] is True
+        verify = read_verify(out / "runs" / f"{record['order']:04d}" / "verify.json")
+        assert verify.after is not None and verify.after_restore is not None
+        assert any(line.startswith("APG_ESCROW_MISMATCH tag") for line in verify.after["lines"])
+        assert verify.after_restore["ok"] is True
 
 
 def test_an_agent_past_its_time_limit_is_stopped_and_times_out(apg: Any, tmp_path: Path,

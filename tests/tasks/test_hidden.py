@@ -18,6 +18,7 @@ import pytest
 
 from ai_proving_ground.baselines.provision import provision
 from ai_proving_ground.baselines.tree import read_tree
+from ai_proving_ground.campaigns.evidence import read_hidden
 from ai_proving_ground.gitutil import git
 from ai_proving_ground.paths import PROJECT_ROOT
 from ai_proving_ground.sites.embedded.driver import EmbeddedSite
@@ -308,9 +309,9 @@ def test_a_campaign_with_a_hidden_verifier(apg: Any, tmp_path: Path, template: P
     for record in records:
         assert summary(record) == expected[record["agent"]], record["agent"]
         directory = out / "runs" / f"{record['order']:04d}"
-        details = json.loads((directory / "hidden.json").read_text("utf-8"))
-        assert details["restore_warnings"] == []
-        assert details["patch"] == "hidden/hv01.patch"
+        details = read_hidden(directory / "hidden.json")
+        assert details.restore_warnings == []
+        assert details.patch == "hidden/hv01.patch"
         diff = (directory / "model.diff").read_bytes()
         # The model's diff is the model's: never the overlay (except what an agent wrote itself).
         assert (b"hidden_check" in diff) == (record["agent"] == "cheat_preempt")

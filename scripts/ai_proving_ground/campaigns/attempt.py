@@ -27,6 +27,7 @@ from ai_proving_ground import proc, report
 from ai_proving_ground.baselines.reset import reset
 from ai_proving_ground.campaigns.beds import Job
 from ai_proving_ground.campaigns.escrowed import Verdict
+from ai_proving_ground.campaigns.evidence import HIDDEN_FILE, VERIFY_FILE, HiddenRecord, VerifyRecord
 from ai_proving_ground.campaigns.outcome import NOT_STARTED_EXIT_CODES, Facts, decide
 from ai_proving_ground.campaigns.records import AttemptRecord, CampaignFiles
 from ai_proving_ground.campaigns.spec import Attempt, Campaign
@@ -79,7 +80,7 @@ class AttemptRun:
         self.verifier = context.campaign.verifiers.get(attempt.task_id)
         self.record = AttemptRecord.planned(attempt, now_iso(), self.verifier is not None)
         self.facts = Facts(hidden_status="absent" if self.verifier is None else "not_run")
-        self.verify: dict[str, Any] = {}
+        self.verify = VerifyRecord()
         self.run_dir: Path | None = None
         self.model_diff = b""
         # Why the job's bed must be replaced after this attempt ("tampered", "reset-failed").
@@ -114,8 +115,8 @@ class AttemptRun:
             reason = f"interrupted ({reason})"
         self.record = replace(self.record, outcome=outcome, reason=reason,
                               tampered=outcome == "tampered", finished_at=now_iso())
-        if self.verify:
-            atomic_write_json(self.directory / "verify.json", self.verify)
+        if self.verify.ran:
+            write_record(self.directory / VERIFY_FILE, self.verify)
         write_record(self.context.files.attempt(self.attempt.order), self.record)
         return self.record
 
@@ -243,7 +244,7 @@ class AttemptRun:
         job = self._job
         assert job.escrowed is not None
         verdict = job.escrowed.verify(job.bed, restore, proc.child_env(os.environ))
-        self.verify[when] = verdict.as_json()
+        self.verify = self.verify.with_verdict(when, verdict)
         return verdict
 
     def _capture(self) -> None:
@@ -255,6 +256,8 @@ class AttemptRun:
         except ApgError as exc:
             raise _Evidence(f"could not capture the model's work: {exc.message}") from None
         atomic_write_bytes(self.directory / "model.diff", self.model_diff)
+        # Not a record: every config object the site holds, name -> value, as the site gives it
+        # (its shape is the site's, so no schema of ours can close it). Data, kept as data.
         atomic_write_json(self.directory / "config.json", config)
 
     def _grade(self) -> None:
@@ -285,10 +288,7 @@ class AttemptRun:
                                     "model.diff after restoring the snapshot")
         self.record = replace(self.record, hidden=outcome.summary())
         self._note(hidden_status=outcome.status)
-        atomic_write_json(self.directory / "hidden.json", {
-            **outcome.summary(), "patch": self.verifier.patch_ref,
-            "commands": [list(c) for c in self.verifier.commands],
-            "timeout_s": self.verifier.timeout_s, "restore_warnings": outcome.warnings})
+        write_record(self.directory / HIDDEN_FILE, HiddenRecord.of(outcome, self.verifier))
 
     def _diff(self) -> bytes:
         job = self._job

@@ -10,7 +10,8 @@ Layout of the campaign directory (``--out``, default ``build/campaigns/<name>-<U
 ``runs/<order>/``   one attempt: ``attempt.json`` (``schemas/attempt.schema.json``, written last),
                     ``steps.log``, ``agent.log``, ``verify.json``, ``model.diff``, ``config.json``,
                     ``grade.json``, ``hidden.json``, ``run.json`` and ``run/`` (the run directory,
-                    moved out of the bed so later attempts on that bed cannot read it)
+                    moved out of the bed so later attempts on that bed cannot read it);
+                    verify.json and hidden.json are records (:mod:`campaigns.evidence`)
 ``report.json``     the report, recomputed from the records (``report.txt`` beside it)
 
 The beds live apart (``--beds``, default a new folder in the system's temporary directory):
