@@ -226,8 +226,8 @@ def code_versions_check(ctx: DoctorContext) -> Check:
     recorded = versions.load(_baseline(ctx).versions)
     if recorded is None or ctx.answer.versions is None:
         return Check("code_versions", status=NOTE, detail=UNRECORDED)
-    live = versions.as_json(ctx.answer.versions)
-    check = Check("code_versions", expected=recorded.get("core"), found=live.get("core"))
+    live = versions.record(ctx.answer.versions)
+    check = Check("code_versions", expected=recorded.core, found=live.core)
     for subject, was, now in versions.code_differences(recorded, live):
         check.differ(subject, was, now)
     return check

@@ -8,8 +8,12 @@ from typing import Any
 
 import pytest
 
+from ai_proving_ground.baselines.public_files import Sidecar
+from ai_proving_ground.baselines.store import read_metadata
 from ai_proving_ground.baselines.tree import tag_commit
+from ai_proving_ground.baselines.versions import VersionsRecord
 from ai_proving_ground.gitutil import git, git_text
+from ai_proving_ground.records import read_record
 from ai_proving_ground.sites.embedded import modules
 
 Kit = Any  # the ``kit`` fixture of tests/baselines/conftest.py
@@ -45,12 +49,12 @@ def test_provision_captures_every_baseline_file(kit: Kit, raw_bed: Path) -> None
     # Public files: archive, path listing (regenerable css/ left out) and the sidecar.
     listing = (directory / f"files.{key}.list").read_text()
     assert listing == "a.txt\nempty/\nlink\nsub/b.txt\nsub/c.txt\n"
-    sidecar = json.loads((directory / f"files.{key}.tar.gz.json").read_text())
+    sidecar = read_record(directory / f"files.{key}.tar.gz.json", Sidecar)
     archive = directory / f"files.{key}.tar.gz"
-    assert sidecar["public_dir"] == "web/sites/default/files"
-    assert sidecar["sha256"] == kit.sha(archive.read_bytes())
-    assert sidecar["list_sha256"] == kit.sha(listing.encode())
-    assert sidecar["entries"] == 5
+    assert sidecar.public_dir == "web/sites/default/files"
+    assert sidecar.sha256 == kit.sha(archive.read_bytes())
+    assert sidecar.list_sha256 == kit.sha(listing.encode())
+    assert sidecar.entries == 5
 
     # The grader fingerprint: a sha256sum-style listing and the hash of that listing.
     grader_files = (directory / f"grader.{key}.files").read_text()
@@ -65,7 +69,7 @@ def test_provision_captures_every_baseline_file(kit: Kit, raw_bed: Path) -> None
     assert (directory / f"grader.{key}.sha256").read_text().strip() == kit.sha(grader_files.encode())
 
     # Code identity per module, the schema recorded apart.
-    versions = json.loads((directory / f"versions.{key}.json").read_text())
+    versions = read_record(directory / f"versions.{key}.json", VersionsRecord).as_json()
     assert versions["core"] == modules.CORE_VERSION
     assert set(versions["runtime"]) == {"python", "sqlite"}
     assert versions["modules"]["apg_probe"] == {"package": "Testing", "version": "1.0.0",
@@ -76,7 +80,7 @@ def test_provision_captures_every_baseline_file(kit: Kit, raw_bed: Path) -> None
                for m in versions["modules"].values())
     assert versions["schema"]["apg_probe"] == 1
 
-    metadata = json.loads((directory / f"baseline.{key}.json").read_text())
+    metadata = read_metadata(baseline).as_json()
     assert metadata["set_key"] == key and metadata["tag"] == f"apg-baseline-{key}"
     assert metadata["fixtures"] == ["canvas_home", "kb_docs"]
 
@@ -110,7 +114,7 @@ def test_baseline_ref_overrides_the_tag_name(kit: Kit, raw_bed: Path,
     key = kit.key(raw_bed)
     assert tag_commit(raw_bed, "my-eval-baseline") == _head(raw_bed)
     assert tag_commit(raw_bed, f"apg-baseline-{key}") is None
-    assert json.loads(kit.baseline(raw_bed).metadata.read_text())["tag"] == "my-eval-baseline"
+    assert read_metadata(kit.baseline(raw_bed)).tag == "my-eval-baseline"
 
     kit.mutate(raw_bed)
     rc, _out, err = kit.run("reset", raw_bed)

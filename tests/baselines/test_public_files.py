@@ -17,6 +17,7 @@ import pytest
 from ai_proving_ground.baselines import public_files as pf
 from ai_proving_ground.baselines import public_files_restore as pfr
 from ai_proving_ground.errors import ApgError
+from support.record_kit import canonical
 
 PUBLIC = "web/sites/default/files"
 KEY = "abc123"
@@ -144,12 +145,15 @@ def test_capture_writes_archive_listing_and_sidecar(public: Path, approot: Path,
                                                     snap: pf.FilesSnapshot) -> None:
     sidecar = pf.capture(public, approot, snap)
     listing = snap.listing.read_bytes()
-    assert sidecar == {
+    expected = {
         "format": 1, "public_dir": PUBLIC, "archive": snap.archive.name,
         "sha256": hashlib.sha256(snap.archive.read_bytes()).hexdigest(), "entries": 5,
         "list_sha256": hashlib.sha256(listing).hexdigest(),
     }
-    assert json.loads(snap.sidecar.read_text()) == sidecar
+    assert sidecar.as_json() == expected
+    # The bytes capture has always written, and they read back through the record.
+    assert snap.sidecar.read_text() == canonical(expected)
+    assert pf.verify(snap) == sidecar
     assert listing.decode().splitlines() == pf.list_public_paths(public)
     assert not [p for p in snap.archive.parent.iterdir() if p.name.endswith(".new")]
 

@@ -15,7 +15,7 @@ from pathlib import Path
 
 from ai_proving_ground.baselines import grader_tree, public_files, versions
 from ai_proving_ground.baselines.locking import bed_lock
-from ai_proving_ground.baselines.store import Baseline
+from ai_proving_ground.baselines.store import Baseline, BaselineRecord
 from ai_proving_ground.baselines.tree import (
     create_tag,
     dirty_paths,
@@ -26,8 +26,9 @@ from ai_proving_ground.baselines.tree import (
 from ai_proving_ground.errors import ApgError
 from ai_proving_ground.faults import crashpoint
 from ai_proving_ground.fixtures import FixtureSet, load_set
-from ai_proving_ground.fsutil import atomic_write_json, atomic_write_text
+from ai_proving_ground.fsutil import atomic_write_text
 from ai_proving_ground.paths import BASE_RECIPE_NAME, base_recipe_dir
+from ai_proving_ground.records import write_record
 from ai_proving_ground.report import say
 from ai_proving_ground.settings import DEFAULT_SETTINGS, Settings
 from ai_proving_ground.sites.base import SiteDriver, StateQuery
@@ -100,15 +101,14 @@ def capture(approot: Path, baseline: Baseline, fixture_set: FixtureSet,
     crashpoint("provision.grader-recorded")
     live = driver.read_state(StateQuery(versions=True)).versions
     assert live is not None
-    atomic_write_json(baseline.versions, versions.as_json(live))
+    write_record(baseline.versions, versions.record(live))
     crashpoint("provision.versions-recorded")
     driver.dump_database(baseline.dump)
     crashpoint("provision.dump-written")
-    atomic_write_json(baseline.metadata, {
-        "format": 1, "set_key": fixture_set.key, "canonical": fixture_set.canonical,
-        "fixtures": fixture_set.names, "tag": baseline.tag, "captured_at": int(time.time()),
-        "driver": driver.name,
-    })
+    write_record(baseline.metadata, BaselineRecord(
+        format=1, set_key=fixture_set.key, canonical=fixture_set.canonical,
+        fixtures=fixture_set.names, tag=baseline.tag, captured_at=int(time.time()),
+        driver=driver.name))
     crashpoint("provision.metadata-written")
     create_tag(approot, baseline.tag)
     crashpoint("provision.tagged")
@@ -137,7 +137,7 @@ def _check_stale(approot: Path, baseline: Baseline, fixture_set: FixtureSet,
         return
     live = driver.read_state(StateQuery(versions=True)).versions
     assert live is not None
-    differences = versions.code_differences(recorded, versions.as_json(live))
+    differences = versions.code_differences(recorded, versions.record(live))
     if not differences:
         return
     listing = versions.describe_differences(differences)

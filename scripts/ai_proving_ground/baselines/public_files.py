@@ -2,8 +2,10 @@
 
 A snapshot is three files beside the database dump: ``files.<set>.tar.gz`` (the tree),
 ``files.<set>.list`` (one path per line) and ``files.<set>.tar.gz.json`` (a sidecar recording the
-app-relative public directory and both checksums). Restore refuses a changed snapshot or an unsafe
-destination before it deletes anything, and never follows a symlink while deleting.
+app-relative public directory and both checksums: a :class:`Sidecar`,
+``schemas/files_sidecar.schema.json``, written and read through :mod:`records`). Restore
+refuses a changed snapshot or an unsafe destination before it deletes anything, and never
+follows a symlink while deleting.
 
 ``public_files_restore`` stages and restores a snapshot; this module captures, verifies and
 compares it.
@@ -13,7 +15,6 @@ from __future__ import annotations
 
 import gzip
 import hashlib
-import json
 import os
 import posixpath
 import stat
@@ -21,16 +22,16 @@ import tarfile
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
-from typing import IO, Any, NoReturn
+from typing import IO, ClassVar, NoReturn
 
 from ai_proving_ground.errors import ApgError
 from ai_proving_ground.fsutil import (
     atomic_target,
     atomic_write_bytes,
-    atomic_write_json,
     is_within,
     safe_name,
 )
+from ai_proving_ground.records import FieldsRecord, read_record, write_record
 
 REGENERABLE = ("css", "js", "php", "styles")
 
@@ -54,6 +55,20 @@ RECAPTURE = "recapture the baseline"
 
 
 CHUNK = 1 << 20
+
+
+@dataclass(frozen=True)
+class Sidecar(FieldsRecord):
+    """``files.<set>.tar.gz.json``: what the archive and the listing must hash to."""
+
+    SCHEMA: ClassVar[str] = "files_sidecar"
+
+    format: int
+    public_dir: str  # app-relative, POSIX
+    archive: str  # the archive's file name, beside the sidecar
+    sha256: str  # of the archive
+    entries: int  # paths in the listing
+    list_sha256: str  # of the listing
 
 
 @dataclass(frozen=True)
@@ -104,7 +119,7 @@ def _walk(root: str, prefix: str, found: list[str]) -> bool:
     return listed
 
 
-def capture(public_dir: Path, approot: Path, snapshot: FilesSnapshot) -> dict[str, Any]:
+def capture(public_dir: Path, approot: Path, snapshot: FilesSnapshot) -> Sidecar:
     """Write the archive, then the listing, then the sidecar (last, so a torn capture never verifies)."""
     root = approot.resolve()
     target = public_dir.resolve()
@@ -119,15 +134,10 @@ def capture(public_dir: Path, approot: Path, snapshot: FilesSnapshot) -> dict[st
     archive_sha = _write_archive(dest, paths, snapshot.archive)
     listing = _listing_bytes(paths)
     atomic_write_bytes(snapshot.listing, listing)
-    sidecar: dict[str, Any] = {
-        "format": SIDECAR_FORMAT,
-        "public_dir": relative,
-        "archive": snapshot.archive.name,
-        "sha256": archive_sha,
-        "entries": len(paths),
-        "list_sha256": hashlib.sha256(listing).hexdigest(),
-    }
-    atomic_write_json(snapshot.sidecar, sidecar)
+    sidecar = Sidecar(format=SIDECAR_FORMAT, public_dir=relative, archive=snapshot.archive.name,
+                      sha256=archive_sha, entries=len(paths),
+                      list_sha256=hashlib.sha256(listing).hexdigest())
+    write_record(snapshot.sidecar, sidecar)
     return sidecar
 
 
@@ -193,14 +203,14 @@ def _listing_bytes(paths: Iterable[str]) -> bytes:
     return "".join(f"{path}\n" for path in paths).encode("utf-8", "surrogateescape")
 
 
-def verify(snapshot: FilesSnapshot) -> dict[str, Any]:
+def verify(snapshot: FilesSnapshot) -> Sidecar:
     """Check the snapshot against its sidecar; return the sidecar."""
     sidecar, _listing, handle = open_verified(snapshot)
     handle.close()
     return sidecar
 
 
-def open_verified(snapshot: FilesSnapshot) -> tuple[dict[str, Any], list[str], IO[bytes]]:
+def open_verified(snapshot: FilesSnapshot) -> tuple[Sidecar, list[str], IO[bytes]]:
     """Verify and return the archive still open, so what is extracted is what was hashed."""
     _require_recorded(snapshot)
     sidecar = _load_sidecar(snapshot)
@@ -208,8 +218,8 @@ def open_verified(snapshot: FilesSnapshot) -> tuple[dict[str, Any], list[str], I
     handle = snapshot.archive.open("rb")
     try:
         found = _sha256_handle(handle)
-        if found != sidecar["sha256"]:
-            _changed(snapshot.archive, f"sha256 is {found}, recorded {sidecar['sha256']}")
+        if found != sidecar.sha256:
+            _changed(snapshot.archive, f"sha256 is {found}, recorded {sidecar.sha256}")
         handle.seek(0)
     except BaseException:
         handle.close()
@@ -226,31 +236,26 @@ def _require_recorded(snapshot: FilesSnapshot) -> None:
             _changed(path, "it is missing")
 
 
-def _load_sidecar(snapshot: FilesSnapshot) -> dict[str, Any]:
+def _load_sidecar(snapshot: FilesSnapshot) -> Sidecar:
     try:
-        data = json.loads(snapshot.sidecar.read_text(encoding="utf-8"))
-    except (ValueError, UnicodeDecodeError) as exc:
-        _changed(snapshot.sidecar, f"it is not valid JSON ({exc})")
-    if not isinstance(data, dict):
-        _changed(snapshot.sidecar, "it is not a JSON object")
-    expected: dict[str, Any] = {"format": SIDECAR_FORMAT, "archive": snapshot.archive.name}
-    for key, value in expected.items():
-        if data.get(key) != value:
-            _changed(snapshot.sidecar, f"{key} is {data.get(key)!r}, expected {value!r}")
-    for key, kind in (("public_dir", str), ("sha256", str), ("list_sha256", str), ("entries", int)):
-        if type(data.get(key)) is not kind:
-            _changed(snapshot.sidecar, f"{key} is {data.get(key)!r}, expected a {kind.__name__}")
-    return data
+        sidecar = read_record(snapshot.sidecar, Sidecar, CHANGED)
+    except ApgError as exc:
+        raise ApgError(CHANGED, f"{exc.message} (it changed since capture); {RECAPTURE}") from None
+    # What the schema cannot know: which format this code reads, and the archive beside it.
+    for key, value in (("format", SIDECAR_FORMAT), ("archive", snapshot.archive.name)):
+        if getattr(sidecar, key) != value:
+            _changed(snapshot.sidecar, f"{key} is {getattr(sidecar, key)!r}, expected {value!r}")
+    return sidecar
 
 
-def _checked_listing(snapshot: FilesSnapshot, sidecar: dict[str, Any]) -> list[str]:
+def _checked_listing(snapshot: FilesSnapshot, sidecar: Sidecar) -> list[str]:
     data = snapshot.listing.read_bytes()
     found = hashlib.sha256(data).hexdigest()
-    if found != sidecar["list_sha256"]:
-        _changed(snapshot.listing, f"sha256 is {found}, recorded {sidecar['list_sha256']}")
+    if found != sidecar.list_sha256:
+        _changed(snapshot.listing, f"sha256 is {found}, recorded {sidecar.list_sha256}")
     paths = data.decode("utf-8", "surrogateescape").split("\n")[:-1]
-    if len(paths) != sidecar["entries"]:
-        _changed(snapshot.sidecar, f"entries is {sidecar['entries']}, the listing holds {len(paths)}")
+    if len(paths) != sidecar.entries:
+        _changed(snapshot.sidecar, f"entries is {sidecar.entries}, the listing holds {len(paths)}")
     return paths
 
 
@@ -261,7 +266,7 @@ def _changed(path: Path, detail: str) -> NoReturn:
 def recorded_public_dir(approot: Path, snapshot: FilesSnapshot) -> Path:
     """The public directory the sidecar recorded, under the resolved app root (for read-only checks)."""
     _require_recorded(snapshot)
-    recorded = _load_sidecar(snapshot)["public_dir"]
+    recorded = _load_sidecar(snapshot).public_dir
     return approot.resolve().joinpath(*_plain_relative(recorded, approot, RESET_UNSAFE).parts)
 
 

@@ -69,7 +69,7 @@ def stage(public_dir: Path, approot: Path, snapshot: FilesSnapshot) -> StagedFil
     """Verify the snapshot and the destination, then extract beside the live files."""
     sidecar, listing, handle = open_verified(snapshot)
     with handle, tarfile.open(fileobj=handle, mode="r:gz") as tar:
-        dest, members = _preflight(public_dir, approot, snapshot, tar, sidecar["public_dir"], listing)
+        dest, members = _preflight(public_dir, approot, snapshot, tar, sidecar.public_dir, listing)
         dest.mkdir(parents=True, exist_ok=True)
         staging = _stage(tar, members, dest)
     crashpoint("reset.files.staged")
@@ -88,7 +88,7 @@ def check_destination(public_dir: Path, approot: Path, snapshot: FilesSnapshot) 
     """
     sidecar, listing, handle = open_verified(snapshot)
     with handle, tarfile.open(fileobj=handle, mode="r:gz") as tar:
-        dest, _members = _preflight(public_dir, approot, snapshot, tar, sidecar["public_dir"], listing)
+        dest, _members = _preflight(public_dir, approot, snapshot, tar, sidecar.public_dir, listing)
     return dest
 
 

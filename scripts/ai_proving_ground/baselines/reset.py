@@ -173,7 +173,7 @@ def _check_code_and_updates(baseline: Baseline, driver: SiteDriver,
     answer = driver.read_state(StateQuery(versions=True, pending_updates=True))
     recorded = versions.load(baseline.versions)
     if recorded is not None and answer.versions is not None:
-        differences = versions.code_differences(recorded, versions.as_json(answer.versions))
+        differences = versions.code_differences(recorded, versions.record(answer.versions))
         if differences:
             _warn(outcome, "APG_RESET_CODE_DRIFT", "code differs from the baseline's: "
                   + versions.describe_differences(differences))

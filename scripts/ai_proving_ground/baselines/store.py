@@ -1,11 +1,17 @@
-"""Where a set's baseline lives: the files beside the dump and the git tag, and the lock."""
+"""Where a set's baseline lives: the files beside the dump and the git tag, and the lock.
+
+``baseline.<key>.json``, written last before the tag, is a :class:`BaselineRecord`
+(``schemas/baseline.schema.json``), written and read through :mod:`records`.
+"""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
+from typing import ClassVar
 
 from ai_proving_ground.fsutil import safe_name
+from ai_proving_ground.records import FieldsRecord, read_record
 from ai_proving_ground.settings import DEFAULT_SETTINGS, Settings
 
 TAG_PREFIX = "apg-baseline-"
@@ -70,6 +76,25 @@ class Baseline:
     @property
     def lock(self) -> Path:
         return self.directory / ".lock"
+
+
+@dataclass(frozen=True)
+class BaselineRecord(FieldsRecord):
+    """baseline.<key>.json: which set was captured, by which driver, when, under which tag."""
+
+    SCHEMA: ClassVar[str] = "baseline"
+
+    format: int
+    set_key: str
+    canonical: str  # the set key's canonical form (set_key.canonical_set)
+    fixtures: list[str]  # names, as requested
+    tag: str
+    captured_at: int  # Unix time, seconds
+    driver: str
+
+
+def read_metadata(baseline: Baseline) -> BaselineRecord:
+    return read_record(baseline.metadata, BaselineRecord)
 
 
 def runs_dir(approot: Path, settings: Settings = DEFAULT_SETTINGS) -> Path:
