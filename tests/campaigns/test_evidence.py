@@ -1,10 +1,11 @@
-"""verify.json and hidden.json through their one definition (``campaigns/evidence.py``): the
-bytes an attempt writes are the ones it always wrote, and a file that breaks its schema is
+"""verify.json and hidden.json (``campaigns/evidence.py``), and setup.json
+(``campaigns/records.py``), through their one definition each: the bytes written are the ones
+the campaign always wrote, and a file that breaks its schema is
 refused on write and on read, naming the file and the JSON path."""
 
 from __future__ import annotations
 
-from dataclasses import fields
+from dataclasses import fields, replace
 from pathlib import Path
 
 from ai_proving_ground.campaigns.escrowed import Verdict
@@ -16,6 +17,7 @@ from ai_proving_ground.campaigns.evidence import (
     read_hidden,
     read_verify,
 )
+from ai_proving_ground.campaigns.records import CampaignFiles, SetupRecord, read_setup
 from ai_proving_ground.records import write_record
 from ai_proving_ground.schemas import load_schema
 from ai_proving_ground.tasks.hidden import HiddenOutcome, HiddenVerifier
@@ -99,3 +101,37 @@ def test_hidden_json_breaking_its_schema_is_refused_on_write_and_on_read(tmp_pat
 def test_evidence_fields_are_the_schema_properties() -> None:
     for cls in (VerifyRecord, HiddenRecord):
         assert set(load_schema(cls.SCHEMA)["properties"]) == {f.name for f in fields(cls)}
+
+
+# ---------------------------------------------------------------------------- setup.json
+
+SETUP = SetupRecord(fixtures=["kb_docs", "canvas_home"], tag="apg-baseline-13f368704136d113",
+                    template="/beds/template", beds="/beds",
+                    jobs=[{"job": 0, "bed": "/beds/job-0", "escrow": "/out/escrow/job-0/set"},
+                          {"job": 1, "bed": "/beds/job-1", "escrow": "/out/escrow/job-1/set"}])
+
+
+def test_setup_json_keeps_its_bytes_and_reads_back(tmp_path: Path) -> None:
+    files = CampaignFiles(tmp_path)
+    write_record(files.setup, SETUP)
+    assert files.setup.read_text(encoding="utf-8") == canonical({
+        "fixtures": ["kb_docs", "canvas_home"], "tag": "apg-baseline-13f368704136d113",
+        "template": "/beds/template", "beds": "/beds",
+        "jobs": [{"job": 0, "bed": "/beds/job-0", "escrow": "/out/escrow/job-0/set"},
+                 {"job": 1, "bed": "/beds/job-1", "escrow": "/out/escrow/job-1/set"}]})
+    assert read_setup(files) == SETUP
+
+
+def test_setup_json_breaking_its_schema_is_refused_on_write_and_on_read(tmp_path: Path) -> None:
+    files = CampaignFiles(tmp_path)
+    refused_on_write(files.setup, replace(SETUP, jobs=[{"job": 0, "bed": "/b"}]), "$.jobs[0]")
+
+    def read(path: Path) -> SetupRecord:
+        assert path == files.setup
+        return read_setup(files)
+
+    good = SETUP.as_json()
+    refused_on_read(files.setup, {**good, "jobs": [{**good["jobs"][0], "job": "0"}]}, read,
+                    "$.jobs[0].job")
+    refused_on_read(files.setup, {**good, "seed": 1}, read, "$")
+    assert set(load_schema(SetupRecord.SCHEMA)["properties"]) == {f.name for f in fields(SetupRecord)}

@@ -20,6 +20,7 @@ from campaign_kit import attempts, reference_step, run_campaign, write_spec
 
 from ai_proving_ground import proc
 from ai_proving_ground.campaigns.attempt import AttemptRun
+from ai_proving_ground.campaigns.records import CampaignFiles, read_setup
 from ai_proving_ground.campaigns.report import build_report, summary_line
 from ai_proving_ground.campaigns.runner import RunnerOptions
 from ai_proving_ground.campaigns.runner import run_campaign as run_in_process
@@ -101,7 +102,7 @@ def test_two_campaigns_with_their_own_settings_run_in_one_process_at_once(
     for name in ("alpha", "beta"):
         records = attempts(tmp_path / name / "out")
         assert [r["outcome"] for r in records] == ["pass", "pass"], records
-        setup = json.loads((tmp_path / name / "out" / "setup.json").read_text())
+        setup = read_setup(CampaignFiles(tmp_path / name / "out")).as_json()
         tags.add(setup["tag"])
         assert all(Path(j["bed"]).is_relative_to(tmp_path / name / "beds") for j in setup["jobs"])
     assert len(tags) == 2  # two fixture sets: each campaign resolved its own fixture path

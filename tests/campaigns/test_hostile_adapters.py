@@ -22,6 +22,7 @@ from campaign_kit import FIXTURES, attempts, reference_step, run_campaign
 from test_runner import ordered_seed
 
 from ai_proving_ground.baselines.provision import provision
+from ai_proving_ground.campaigns.records import CampaignFiles, read_setup
 from ai_proving_ground.paths import PROJECT_ROOT
 from ai_proving_ground.sandbox import bwrap, landlock
 from ai_proving_ground.sites.embedded.driver import EmbeddedSite
@@ -207,7 +208,7 @@ def test_every_attack_is_refused_and_none_passes(apg: Any, tmp_path: Path, backe
         run = json.loads((out / "runs" / f"{record['order']:04d}" / "run.json").read_text())
         assert run["sandbox"]["backend"] == backend and run["sandbox"]["unconfined_allowed"] is False
     assert scene.digests() == before
-    setup = json.loads((out / "setup.json").read_text(encoding="utf-8"))
+    setup = read_setup(CampaignFiles(out)).as_json()
     for job in setup["jobs"]:
         escrowed = Path(job["escrow"]) / "escrow_verify.py"
         assert escrowed.read_bytes() == (PROJECT_ROOT / "scripts" / "escrow_verify.py").read_bytes()

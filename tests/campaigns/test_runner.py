@@ -17,6 +17,7 @@ import pytest
 from campaign_kit import EXAMPLE, attempts, reference_step, run_campaign, write_spec
 
 from ai_proving_ground.campaigns.evidence import read_verify
+from ai_proving_ground.campaigns.records import CampaignFiles, read_setup
 from ai_proving_ground.campaigns.spec import load_spec, plan, resolve
 from ai_proving_ground.paths import PROJECT_ROOT
 from ai_proving_ground.sites.embedded.driver import EmbeddedSite
@@ -88,7 +89,7 @@ def test_one_bed_per_job(apg: Any, tmp_path: Path, template: Path) -> None:
         assert (Path(bed) / ".git").is_dir() and (Path(bed) / "db" / "site.sqlite").is_file()
         # Run directories were moved out: a later agent on the bed cannot read earlier grades.
         assert list((Path(bed) / ".ai-proving-ground" / "runs").iterdir()) == []
-    setup = json.loads((out / "setup.json").read_text("utf-8"))
+    setup = read_setup(CampaignFiles(out)).as_json()
     assert [Path(j["escrow"]).is_relative_to(out / "escrow" / f"job-{j['job']}")
             for j in setup["jobs"]] == [True, True]
     assert not (template / ".ai-proving-ground" / "runs").exists()  # the template is never run on

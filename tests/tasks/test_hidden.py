@@ -19,6 +19,7 @@ import pytest
 from ai_proving_ground.baselines.provision import provision
 from ai_proving_ground.baselines.tree import read_tree
 from ai_proving_ground.campaigns.evidence import read_hidden
+from ai_proving_ground.campaigns.records import CampaignFiles, read_setup
 from ai_proving_ground.gitutil import git
 from ai_proving_ground.paths import PROJECT_ROOT
 from ai_proving_ground.sites.embedded.driver import EmbeddedSite
@@ -335,7 +336,7 @@ def check_nothing_leaked(seen: Path, arm: str) -> None:
 
 def check_beds_are_model_final(out: Path, records: list[dict[str, Any]]) -> None:
     """Each bed ends as the last attempt on it left it: its model.diff, no overlay."""
-    setup = json.loads((out / "setup.json").read_text("utf-8"))
+    setup = read_setup(CampaignFiles(out)).as_json()
     last: dict[str, int] = {}
     for record in records:
         approot = json.loads((out / "runs" / f"{record['order']:04d}" / "run.json").read_text())

@@ -1,9 +1,11 @@
-"""A campaign's records: where each file lives, and campaign.json and attempt.json as values.
+"""A campaign's records: where each file lives, and campaign.json, setup.json and attempt.json
+as values.
 
 ``CampaignFiles`` is the one owner of the campaign directory's layout; ``CampaignRecord``
-(``schemas/campaign_record.schema.json``) and ``AttemptRecord`` (``schemas/attempt.schema.json``)
-are written with :func:`records.write_record` and read with :func:`records.read_record`, so the
-runner and the report share one definition. The plan's lines are :class:`spec.Attempt` values
+(``schemas/campaign_record.schema.json``), ``SetupRecord`` (``schemas/campaign_setup.schema.json``)
+and ``AttemptRecord`` (``schemas/attempt.schema.json``) are written with
+:func:`records.write_record` and read with :func:`records.read_record`, so the runner and the
+report share one definition. The plan's lines are :class:`spec.Attempt` values
 (``schemas/plan.schema.json``).
 """
 
@@ -105,6 +107,20 @@ class CampaignRecord(FieldsRecord):
 
 
 @dataclass(frozen=True)
+class SetupRecord(FieldsRecord):
+    """setup.json: the fixture set and baseline tag the campaign runs on, and each job's bed."""
+
+    SCHEMA: ClassVar[str] = "campaign_setup"
+
+    fixtures: list[str]
+    tag: str
+    template: str
+    beds: str  # the folder the job beds live in
+    # One per job: {"job": n, "bed": path, "escrow": the job's escrow set}.
+    jobs: list[dict[str, Any]]
+
+
+@dataclass(frozen=True)
 class AttemptRecord(Attempt):
     """attempt.json: the planned attempt, its single outcome, the reason and the facts behind it."""
 
@@ -164,6 +180,10 @@ def read_plan(path: Path) -> list[Attempt]:
 
 def read_campaign(files: CampaignFiles) -> CampaignRecord:
     return read_record(files.campaign, CampaignRecord)
+
+
+def read_setup(files: CampaignFiles) -> SetupRecord:
+    return read_record(files.setup, SetupRecord)
 
 
 def read_attempt(path: Path) -> AttemptRecord:

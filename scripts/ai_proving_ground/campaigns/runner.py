@@ -49,6 +49,7 @@ from ai_proving_ground.campaigns.records import (
     AttemptRecord,
     CampaignFiles,
     CampaignRecord,
+    SetupRecord,
     plan_text,
     write_plan,
 )
@@ -160,11 +161,10 @@ def _start(campaign: Campaign, files: CampaignFiles, attempts: list[Attempt], jo
     # are the adapter and the verifier (a machine with no sandbox is each attempt's to report).
     with contextlib.suppress(ApgError):
         choose_backend(SandboxOptions.from_settings(settings))
-    atomic_write_json(files.setup, {
-        "fixtures": list(campaign.fixtures), "tag": tag, "template": str(template),
-        "beds": str(bed_root),
-        "jobs": [{"job": j.number, "bed": str(j.bed),
-                  "escrow": str(j.escrowed.set_dir if j.escrowed else None)} for j in job_list]})
+    write_record(files.setup, SetupRecord(
+        fixtures=list(campaign.fixtures), tag=tag, template=str(template), beds=str(bed_root),
+        jobs=[{"job": j.number, "bed": str(j.bed),
+               "escrow": str(j.escrowed.set_dir if j.escrowed else None)} for j in job_list]))
     context = Context(campaign=campaign, files=files, template=template,
                       settings=settings, site_step=options.site_step)
     return context, job_list
