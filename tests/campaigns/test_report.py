@@ -6,14 +6,19 @@ from __future__ import annotations
 
 import json
 import shutil
+from dataclasses import fields
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from ai_proving_ground.campaigns.records import CampaignFiles, ReportRecord, read_report
 from ai_proving_ground.campaigns.report import build_report
 from ai_proving_ground.campaigns.stats import paired_effect, wilson_interval
 from ai_proving_ground.cli.campaign_report import main, render_text
+from ai_proving_ground.records import write_record
+from ai_proving_ground.schemas import load_schema
+from support.record_kit import canonical, refused_on_read, refused_on_write
 
 SEED = 11
 CAMPAIGN = {"name": "demo", "seed": SEED, "arms": ["without", "with", "rules"],
@@ -255,3 +260,38 @@ def test_main_usage_error_exits_2(capsys: pytest.CaptureFixture[str]) -> None:
         main([])
     assert exc.value.code == 2
     assert "APG_USAGE" in capsys.readouterr().err
+
+
+# ---------------------------------------------------------------------------- report.json
+
+
+def test_report_json_is_the_report_record_and_what_the_cli_prints(
+        campaign: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    report = build_report(campaign)
+    files = CampaignFiles(campaign)
+    write_record(files.report, ReportRecord.from_json(report))
+    # The bytes the runner has always written (canonical JSON of what build_report computes).
+    assert files.report.read_text(encoding="utf-8") == canonical(report)
+    assert read_report(files).as_json() == report
+    # apg campaign report --json prints the same data (in the CLI's own key order).
+    assert main([str(campaign), "--json"]) == 0
+    assert json.loads(capsys.readouterr().out) == read_report(files).as_json()
+
+
+def test_a_report_breaking_its_schema_is_refused_on_write_and_on_read(campaign: Path) -> None:
+    report = build_report(campaign)
+    files = CampaignFiles(campaign)
+    totals = {k: v for k, v in report["totals"].items() if k != "judged"}
+    refused_on_write(files.report, ReportRecord.from_json({**report, "totals": totals}), "$.totals")
+
+    def read(path: Path) -> ReportRecord:
+        assert path == files.report
+        return read_report(files)
+
+    cells = [{**report["cells"][0], "rate": 1.5}, *report["cells"][1:]]
+    refused_on_read(files.report, {**report, "cells": cells}, read, "$.cells[0].rate")
+    effects = [{**report["effects"][0], "p_value": 0.01}]
+    refused_on_read(files.report, {**report, "effects": effects}, read, "$.effects[0]")
+    refused_on_read(files.report, {**report, "score": 1}, read, "$")
+    assert set(load_schema(ReportRecord.SCHEMA)["properties"]) == {
+        f.name for f in fields(ReportRecord)}

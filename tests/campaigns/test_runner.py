@@ -17,7 +17,7 @@ import pytest
 from campaign_kit import EXAMPLE, attempts, reference_step, run_campaign, write_spec
 
 from ai_proving_ground.campaigns.evidence import read_verify
-from ai_proving_ground.campaigns.records import CampaignFiles, read_setup
+from ai_proving_ground.campaigns.records import CampaignFiles, read_report, read_setup
 from ai_proving_ground.campaigns.spec import load_spec, plan, resolve
 from ai_proving_ground.paths import PROJECT_ROOT
 from ai_proving_ground.sites.embedded.driver import EmbeddedSite
@@ -66,8 +66,8 @@ def test_the_example_smoke_campaign(apg: Any, tmp_path: Path) -> None:
         assert ("views.view.kb_billing" in config) == (record["arm"] == "oracle")
         grade = json.loads((directory / "grade.json").read_text("utf-8"))
         assert grade["source_metadata"]["additional_details"]["apg_run_id"] == record["run_id"]
-    report = json.loads((out / "report.json").read_text("utf-8"))
-    assert (report["totals"]["pass"], report["totals"]["fail"]) == (2, 2)
+    report = read_report(CampaignFiles(out))
+    assert (report.totals["pass"], report.totals["fail"]) == (2, 2)
     assert (out / "report.txt").read_text("utf-8").startswith("Campaign smoke (seed 20260101): ")
 
 

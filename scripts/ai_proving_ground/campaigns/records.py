@@ -1,9 +1,10 @@
-"""A campaign's records: where each file lives, and campaign.json, setup.json and attempt.json
-as values.
+"""A campaign's records: where each file lives, and campaign.json, setup.json, attempt.json and
+report.json as values.
 
 ``CampaignFiles`` is the one owner of the campaign directory's layout; ``CampaignRecord``
-(``schemas/campaign_record.schema.json``), ``SetupRecord`` (``schemas/campaign_setup.schema.json``)
-and ``AttemptRecord`` (``schemas/attempt.schema.json``) are written with
+(``schemas/campaign_record.schema.json``), ``SetupRecord`` (``schemas/campaign_setup.schema.json``),
+``AttemptRecord`` (``schemas/attempt.schema.json``) and ``ReportRecord``
+(``schemas/campaign_report.schema.json``, what :mod:`campaigns.report` computes) are written with
 :func:`records.write_record` and read with :func:`records.read_record`, so the runner and the
 report share one definition. The plan's lines are :class:`spec.Attempt` values
 (``schemas/plan.schema.json``).
@@ -47,6 +48,10 @@ class CampaignFiles:
     @property
     def setup(self) -> Path:
         return self.directory / "setup.json"
+
+    @property
+    def report(self) -> Path:
+        return self.directory / "report.json"
 
     @property
     def runs(self) -> Path:
@@ -153,6 +158,22 @@ class AttemptRecord(Attempt):
         return (*self.cell, self.repeat)
 
 
+@dataclass(frozen=True)
+class ReportRecord(FieldsRecord):
+    """report.json: the campaign's statistics (see :mod:`campaigns.report` for each part)."""
+
+    SCHEMA: ClassVar[str] = "campaign_report"
+
+    campaign: dict[str, Any]
+    totals: dict[str, int | None]
+    cells: list[dict[str, Any]]
+    arms: list[dict[str, Any]]
+    effects: list[dict[str, Any]]
+    unreadable: list[dict[str, str]]
+    missing: list[dict[str, Any]]
+    warnings: list[str]
+
+
 def plan_text(attempts: list[Attempt]) -> str:
     """plan.jsonl's text: one attempt a line (what ``--dry-run`` prints too)."""
     return "".join(json.dumps(a.as_plan(), sort_keys=True) + "\n" for a in attempts)
@@ -184,6 +205,10 @@ def read_campaign(files: CampaignFiles) -> CampaignRecord:
 
 def read_setup(files: CampaignFiles) -> SetupRecord:
     return read_record(files.setup, SetupRecord)
+
+
+def read_report(files: CampaignFiles) -> ReportRecord:
+    return read_record(files.report, ReportRecord)
 
 
 def read_attempt(path: Path) -> AttemptRecord:

@@ -12,7 +12,8 @@ Layout of the campaign directory (``--out``, default ``build/campaigns/<name>-<U
                     ``grade.json``, ``hidden.json``, ``run.json`` and ``run/`` (the run directory,
                     moved out of the bed so later attempts on that bed cannot read it);
                     verify.json and hidden.json are records (:mod:`campaigns.evidence`)
-``report.json``     the report, recomputed from the records (``report.txt`` beside it)
+``report.json``     the report, recomputed from the records (``records.ReportRecord``;
+                    ``report.txt`` beside it)
 
 The beds live apart (``--beds``, default a new folder in the system's temporary directory):
 ``template/`` (the bed the runner made, when the spec names none), ``job-<n>/`` (a copy of the
@@ -49,6 +50,7 @@ from ai_proving_ground.campaigns.records import (
     AttemptRecord,
     CampaignFiles,
     CampaignRecord,
+    ReportRecord,
     SetupRecord,
     plan_text,
     write_plan,
@@ -56,7 +58,6 @@ from ai_proving_ground.campaigns.records import (
 from ai_proving_ground.campaigns.report import build_report, summary_line
 from ai_proving_ground.campaigns.spec import Attempt, Campaign, CampaignSpec, load_spec, plan, resolve
 from ai_proving_ground.errors import ApgError
-from ai_proving_ground.fsutil import atomic_write_json
 from ai_proving_ground.records import write_record
 from ai_proving_ground.report import say
 from ai_proving_ground.sandbox.confine import SandboxOptions, choose_backend
@@ -116,7 +117,7 @@ def run_campaign(options: RunnerOptions) -> CampaignResult:
         return CampaignResult(1)
     interrupted = _run_attempts(context, job_list, attempts)
     report = build_report(files.directory)
-    atomic_write_json(files.directory / "report.json", report)
+    write_record(files.report, ReportRecord.from_json(report))
     counts = report["totals"]
     say("APG_CAMPAIGN_DONE", f"{summary_line(counts)}; records in {files.directory}")
     print(files.directory)
