@@ -19,6 +19,7 @@ from ai_proving_ground.errors import ApgError
 from ai_proving_ground.gitutil import git
 from ai_proving_ground.settings import Settings
 from ai_proving_ground.sites.embedded.driver import EmbeddedSite
+from import_kit import imported_after
 
 Kit = Any  # the ``kit`` fixture of tests/baselines/conftest.py
 
@@ -429,3 +430,14 @@ def test_a_ref_shadowing_the_tag_name_is_not_restored(kit: Kit, pbed: Path) -> N
     rc, _out, err = kit.run("reset", pbed)
     assert rc == 0, err
     assert kit.tracked_on_disk(pbed) == expected
+
+
+def test_reset_imports_only_what_it_uses(pbed: Path) -> None:
+    code = ("from ai_proving_ground.cli.main import main\n"
+            f"assert main(['reset', '--approot', {str(pbed)!r}]) == 0")
+    # Reset reads fixtures (YAML, checked by the quick schema checks) and the database; it never
+    # executes views, applies recipes, writes config or content files, or suggests a command.
+    heavy = ("jsonschema", "difflib", "views", "recipe", "config_sync", "default_content",
+             "fixture_export", "uuid", "platform", "ai_proving_ground.tasks",
+             "ai_proving_ground.campaigns", "ai_proving_ground.escrow")
+    assert imported_after(code, *heavy) == []

@@ -66,6 +66,7 @@ usual_data = documents(usual_texts, st.floats(-1e6, 1e6))
 @example({"a": [[], {}, [[1, 2], {"b": [3]}], None, True, 1.5, -0.0]})
 @example({"k" * 101: 1})
 @example({"long": "word " * 900})
+@example({"long": "word " * 790 + "x", "quoted": ["#" + "word " * 790 + "x"]})  # near the limit
 def test_what_yamldump_writes_is_what_pyyaml_writes(data: Any) -> None:
     written = yamldump.written_here(data)
     for dumper in DUMPERS:
