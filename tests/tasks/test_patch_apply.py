@@ -12,10 +12,13 @@ import difflib
 import os
 import shutil
 import subprocess
+import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, assume, given, settings
+from hypothesis import strategies as st
 
 from ai_proving_ground.tasks.patch_apply import apply_patch
 from ai_proving_ground.tasks.patch_parse import PatchError, parse_patch, patch_paths
@@ -213,6 +216,27 @@ CASES: dict[str, Case] = {
     "nearest-match-forward": Case({"r.txt": REPEATED}, {"r.txt": x_at(14)}, patch=at_line(11)),
     "nearest-match-backward": Case({"r.txt": REPEATED}, {"r.txt": x_at(2)}, patch=at_line(7)),
     "tie-goes-forward": Case({"r.txt": REPEATED}, {"r.txt": x_at(14)}, patch=at_line(8)),
+    # No line an earlier hunk wrote is matched again: the second hunk skips the nearer b/c/q.
+    "written-lines-are-not-matched-again": Case(
+        {"f": b"a\nc\nq\n" + lines(5, "f") + b"b\nc\nq\nz\n"}, patch=(
+            b"--- a/f\n+++ b/f\n@@ -1,2 +1,3 @@\n a\n+b\n c\n@@ -2,3 +2,3 @@\n b\n-c\n+C\n q\n")),
+    # git's own quirk, kept: a last context line without its newline matches a longer line
+    # (git compares the patch's bytes), so "c" and "d" end up on one line.
+    "no-newline-context-matches-a-longer-line": Case({"f": b"a\nb\nc\nd\n"}, {"f": b"A\nb\ncd\n"}, patch=(
+        b"--- a/f\n+++ b/f\n@@ -1,3 +1,3 @@\n-a\n+A\n b\n c\n\\ No newline at end of file\n")),
+    # Entries apply in order: a later entry for a file sees what an earlier one made of it...
+    "same-file-twice": Case({"a.txt": TEN}, {"a.txt": replace(TEN, b"line 2\n", b"2\n")}, patch=(
+        plain("a.txt", TEN, replace(TEN, b"line 2\n", b"two\n"))
+        + plain("a.txt", replace(TEN, b"line 2\n", b"two\n"), replace(TEN, b"line 2\n", b"2\n")))),
+    "delete-then-create": Case({"a.txt": TEN}, {"a.txt": b"fresh\n"}, patch=(
+        b"diff --git a/a.txt b/a.txt\ndeleted file mode 100644\n--- a/a.txt\n+++ /dev/null\n"
+        b"@@ -1,10 +0,0 @@\n" + b"".join(b"-" + line + b"\n" for line in TEN.splitlines())
+        + b"diff --git a/a.txt b/a.txt\nnew file mode 100644\n--- /dev/null\n+++ b/a.txt\n"
+        b"@@ -0,0 +1 @@\n+fresh\n")),
+    # ...and what a rename took away is gone for the entries after it.
+    "renamed-path-patched-again": Case({"a.txt": TEN}, patch=(
+        b"diff --git a/a.txt b/b.txt\nsimilarity index 100%\nrename from a.txt\nrename to b.txt\n"
+        + plain("a.txt", TEN, replace(TEN, b"line 2\n", b"two\n"))), applies=False),
     "plain-unified-diff": Case({"d/p.txt": TEN}, patch=plain(
         "d/p.txt", TEN, replace(TEN, b"line 3\n", b"3\n"))),
     "plain-with-timestamps": Case({"p.txt": TEN}, patch=plain(
@@ -319,3 +343,55 @@ def test_what_git_calls_a_corrupt_patch(patch: bytes, message: str, tmp_path: Pa
     assert not with_git(root, patch, home).ok
     with pytest.raises(PatchError, match=message):
         parse_patch(patch)
+
+
+# ---------------------------------------------------------------------------- random patches
+
+# Few distinct lines (so that hunks could match in many places), blank and whitespace-only
+# lines, a carriage return, and files with or without their last newline.
+LINE = st.sampled_from([b"a", b"b", b"c", b"", b" ", b"a ", b"x\r"])
+EDIT = st.tuples(st.sampled_from(["insert", "delete", "replace"]), st.integers(0, 12), LINE)
+
+
+@st.composite
+def text_files(draw: st.DrawFn) -> bytes:
+    body = b"".join(line + b"\n" for line in draw(st.lists(LINE, max_size=12)))
+    return body[:-1] if body and draw(st.booleans()) else body
+
+
+def edited(data: bytes, edits: list[tuple[str, int, bytes]], flip_last_newline: bool) -> bytes:
+    lines = data.split(b"\n")
+    for kind, where, text in edits:
+        where = min(where, len(lines))
+        if kind == "insert":
+            lines.insert(where, text)
+        elif lines:
+            lines[min(where, len(lines) - 1):min(where, len(lines) - 1) + 1] = (
+                [] if kind == "delete" else [text])
+    out = b"\n".join(lines)
+    if flip_last_newline:
+        out = out[:-1] if out.endswith(b"\n") else out + b"\n"
+    return out
+
+
+@settings(max_examples=25, derandomize=True, deadline=None, database=None,
+          suppress_health_check=[HealthCheck.too_slow])
+@given(before=text_files(), change=st.lists(EDIT, min_size=1, max_size=3), flip=st.booleans(),
+       drift=st.lists(EDIT, max_size=2), context=st.sampled_from(["-U0", "-U1", "-U2", "-U3"]))
+def test_random_patches_to_a_drifted_file_apply_as_git_applies_them(
+        before: bytes, change: list[tuple[str, int, bytes]], flip: bool,
+        drift: list[tuple[str, int, bytes]], context: str) -> None:
+    """git diff makes a patch from ``before`` to its edit; it goes to ``before`` with other edits
+    (``drift``): both appliers must agree, hunk offsets, refusals, -U0 patches and all."""
+    after = edited(before, change, flip)
+    assume(after != before)
+    with tempfile.TemporaryDirectory() as scratch:
+        tmp = Path(scratch)
+        patch = git_diff(tmp, {"f": before}, {"f": after}, context)
+        target = {"f": edited(before, drift, False)}
+        home = tmp / "home"
+        home.mkdir()
+        theirs = with_git(make_tree(tmp / "git", target), patch, home)
+        make_tree(tmp / "mine", target)
+        ours = with_ours(tmp / "mine", patch)
+        assert (ours.ok, ours.tree) == (theirs.ok, theirs.tree), (ours.message, theirs.message)
