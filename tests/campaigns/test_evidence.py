@@ -17,7 +17,14 @@ from ai_proving_ground.campaigns.evidence import (
     read_hidden,
     read_verify,
 )
-from ai_proving_ground.campaigns.records import CampaignFiles, SetupRecord, read_setup
+from ai_proving_ground.campaigns.records import (
+    AttemptRecord,
+    CampaignFiles,
+    SetupRecord,
+    read_attempt,
+    read_setup,
+)
+from ai_proving_ground.campaigns.spec import Attempt
 from ai_proving_ground.records import write_record
 from ai_proving_ground.schemas import load_schema
 from ai_proving_ground.tasks.hidden import HiddenOutcome, HiddenVerifier
@@ -135,3 +142,23 @@ def test_setup_json_breaking_its_schema_is_refused_on_write_and_on_read(tmp_path
                     "$.jobs[0].job")
     refused_on_read(files.setup, {**good, "seed": 1}, read, "$")
     assert set(load_schema(SetupRecord.SCHEMA)["properties"]) == {f.name for f in fields(SetupRecord)}
+
+
+# ---------------------------------------------------------------------------- attempt.json's hidden
+
+
+def test_attempt_json_keeps_the_hidden_checks_in_hidden_json_s_shape(tmp_path: Path) -> None:
+    """attempt.json's ``hidden.checks`` refer to hidden_record's one definition of a check."""
+    planned = AttemptRecord.planned(Attempt(index=0, order=0, task_id="hv01", arm="a",
+                                            agent="nop", model=None, repeat=0),
+                                    "2026-07-18T10:00:00Z", has_hidden=True)
+    path = tmp_path / "attempt.json"
+    record = replace(planned, hidden={"status": "fail", "checks": [PATCH_CHECK, COMMAND_CHECK]})
+    write_record(path, record)
+    assert read_attempt(path) == record
+    refused_on_write(tmp_path / "other.json",
+                     replace(planned, hidden={"status": "fail", "checks": [
+                         {**PATCH_CHECK, "sha256": "not hex"}]}), "$.hidden.checks[0].sha256")
+    data = record.as_json()
+    refused_on_read(path, {**data, "hidden": {"status": "fail", "checks": [
+        {**COMMAND_CHECK, "notes": "x"}]}}, read_attempt, "$.hidden.checks[0]")

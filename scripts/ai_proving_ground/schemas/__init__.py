@@ -1,4 +1,9 @@
-"""JSON Schemas kept as data beside this loader; errors read ``file:line:col: $.path: message``."""
+"""JSON Schemas kept as data beside this loader; errors read ``file:line:col: $.path: message``.
+
+A schema may refer to a definition in another one by its file name (``"$ref":
+"hidden_record.schema.json#/$defs/check"``): every schema here is registered under its ``$id``,
+so one shape has one definition.
+"""
 
 from __future__ import annotations
 
@@ -14,6 +19,7 @@ from ai_proving_ground.yamlio import YamlDocument, json_path
 
 if TYPE_CHECKING:
     import jsonschema
+    import referencing
 
 SCHEMA_DIR = Path(__file__).resolve().parent
 
@@ -45,10 +51,22 @@ def format_checker() -> jsonschema.FormatChecker:
 
 
 @functools.cache
+def _registry() -> referencing.Registry[Any]:
+    """Every schema in this folder, by its ``$id``."""
+    import referencing  # lazy for start-up time, as jsonschema (which depends on it) is
+
+    schemas = [load_schema(path.name.removesuffix(".schema.json"))
+               for path in sorted(SCHEMA_DIR.glob("*.schema.json"))]
+    return referencing.Registry().with_resources(
+        (schema["$id"], referencing.Resource.from_contents(schema)) for schema in schemas)
+
+
+@functools.cache
 def _validator(name: str) -> jsonschema.Draft202012Validator:
     import jsonschema  # lazy for start-up time, as in format_checker
 
-    return jsonschema.Draft202012Validator(load_schema(name), format_checker=format_checker())
+    return jsonschema.Draft202012Validator(load_schema(name), format_checker=format_checker(),
+                                           registry=_registry())
 
 
 @functools.cache
