@@ -22,9 +22,11 @@ reset). No path from a bed leads to the campaign directory.
 
 Reset, the doctor, the arm's setup steps, the config capture, grade and the report run
 in-process for each job's bed, with that job's :class:`Settings`; the only child processes of
-an attempt are the adapter (under the keeper, so its whole tree dies with the runner) and the
-escrowed verifier (plus git, the tool reset and the diff use). Each attempt's one outcome is
-decided by :mod:`ai_proving_ground.campaigns.outcome`.
+an attempt are the adapter (under the keeper, so its whole tree dies with the runner), the
+escrowed verifier and, for a task with a hidden verifier, that verifier's own commands. Reset
+and the model's diff use the baseline tag's files, read from git once per bed, and the hidden
+patch is applied in-process. Each attempt's one outcome is decided by
+:mod:`ai_proving_ground.campaigns.outcome`.
 
 Exit codes of ``run_campaign``: 0 the matrix was completed (whatever the attempts gave); 1 it
 could not run at all (no usable bed, the output directory exists); 2 usage (a bad spec);
@@ -164,8 +166,8 @@ def _start(campaign: Campaign, files: CampaignFiles, attempts: list[Attempt], jo
         choose_backend(SandboxOptions.from_settings(settings))
     write_record(files.setup, SetupRecord(
         fixtures=list(campaign.fixtures), tag=tag, template=str(template), beds=str(bed_root),
-        jobs=[{"job": j.number, "bed": str(j.bed),
-               "escrow": str(j.escrowed.set_dir if j.escrowed else None)} for j in job_list]))
+        jobs=[{"job": j.number, "bed": str(j.bed), "escrow": str(_escrow_set(j))}
+              for j in job_list]))
     context = Context(campaign=campaign, files=files, template=template,
                       settings=settings, site_step=options.site_step)
     return context, job_list
@@ -233,3 +235,10 @@ def _worker(context: Context, job: beds.Job, pending: queue.Queue[Attempt],
                 say("APG_CAMPAIGN_JOB_LOST", f"{job.name}: could not replace its bed: {exc}; "
                     "the other jobs go on")
                 return
+
+
+def _escrow_set(job: beds.Job) -> Path:
+    """A prepared job's escrow set (prepare_jobs escrows every bed or stops the campaign)."""
+    if job.escrowed is None:
+        raise AssertionError(f"{job.name} was prepared without an escrow")
+    return job.escrowed.set_dir
