@@ -264,7 +264,9 @@ def _prune(root: Path, folder: Path) -> None:
 def _write_file(target: Path, result: Result) -> None:
     """New-then-rename, created with git's permissions: the umask applies, as it does to git."""
     target.parent.mkdir(parents=True, exist_ok=True)
-    temporary = target.with_name(f".{target.name}.apg-apply.{os.getpid()}")
+    # Not fsutil.atomic_write_bytes: it chmods a 0600 file, and git's modes follow the umask,
+    # which only the kernel can apply without a process-wide os.umask() call (threads share it).
+    temporary = target.with_name(f".{target.name}.{os.urandom(6).hex()}.new")
     permissions = 0o777 if result.mode & 0o100 else 0o666
     descriptor = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL, permissions)
     try:
