@@ -31,8 +31,9 @@ Only the hidden commands are child processes; git is not called at all.
 The result is ``{"status": "pass"|"fail"|"error", "checks": [...]}``; each check is the patch
 step (``kind: patch``) or one command that ran (``kind: command``) with its exit code and the
 tails of its output (the patch step's ``exit_code`` is 0 when it applied, 1 when it did not and
-None when it could not be read, as before). ``hidden.json`` adds the patch's path and hash and
-the warnings.
+None when it could not be read, as before; its ``sha256`` is the patch's hash).
+``hidden.json`` (:class:`ai_proving_ground.campaigns.evidence.HiddenRecord`) adds the patch's
+path as the dataset names it, the commands, the timeout and the restore warnings.
 """
 
 from __future__ import annotations
