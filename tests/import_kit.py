@@ -6,6 +6,11 @@ import ast
 import subprocess
 import sys
 
+# The embedded site's write side: what validates and saves config and content. A command that
+# only reads (config:get, config:list, reset) must import none of it.
+WRITE_SIDE = ("sites.embedded.writes", "content_model", "config_rules", "config_schema",
+              "raw_config", "file_items")
+
 
 def imported_after(code: str, *fragments: str) -> list[str]:
     """The modules whose names contain one of ``fragments`` once ``code`` has run in a new

@@ -8,8 +8,10 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from ai_proving_ground.paths import PACKAGE_DIR
-from import_kit import imported_after
+from import_kit import WRITE_SIDE, imported_after
 
 # Modules that need an optional extra; each is imported when the extra is installed.
 OPTIONAL = {"ai_proving_ground.integrations.inspect_ai": "inspect_ai"}
@@ -124,3 +126,10 @@ def test_site_config_get_imports_only_what_it_uses(bed: Path) -> None:
     heavy = ("views", "recipe", "config_sync", "database", "fsutil", "jsonschema", "platform",
              "uuid", "tempfile", "yaml.", "yamlio", "difflib")
     assert imported_after(code, *heavy) == []
+
+
+@pytest.mark.parametrize("command", [["config:get", "system.site"], ["config:list", "system."]])
+def test_a_read_only_site_command_imports_no_write_side(bed: Path, command: list[str]) -> None:
+    code = ("from ai_proving_ground.cli.main import main\n"
+            f"assert main(['site', '--approot', {str(bed)!r}, *{command!r}]) == 0")
+    assert imported_after(code, *WRITE_SIDE) == []

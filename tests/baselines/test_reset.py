@@ -19,7 +19,7 @@ from ai_proving_ground.errors import ApgError
 from ai_proving_ground.gitutil import git
 from ai_proving_ground.settings import Settings
 from ai_proving_ground.sites.embedded.driver import EmbeddedSite
-from import_kit import imported_after
+from import_kit import WRITE_SIDE, imported_after
 
 Kit = Any  # the ``kit`` fixture of tests/baselines/conftest.py
 
@@ -439,5 +439,5 @@ def test_reset_imports_only_what_it_uses(pbed: Path) -> None:
     # executes views, applies recipes, writes config or content files, or suggests a command.
     heavy = ("jsonschema", "difflib", "views", "recipe", "config_sync", "default_content",
              "fixture_export", "uuid", "platform", "ai_proving_ground.tasks",
-             "ai_proving_ground.campaigns", "ai_proving_ground.escrow")
+             "ai_proving_ground.campaigns", "ai_proving_ground.escrow", *WRITE_SIDE)
     assert imported_after(code, *heavy) == []

@@ -17,8 +17,8 @@ from ai_proving_ground.cli.site_commands import (
 from ai_proving_ground.errors import ApgError
 from ai_proving_ground.report import stderr, stdout
 from ai_proving_ground.sites.base import StateQuery, ViewQuery
-from ai_proving_ground.sites.embedded.content_model import export_values
 from ai_proving_ground.sites.embedded.driver import EmbeddedSite
+from ai_proving_ground.sites.embedded.entity_types import export_values
 
 
 @command("entity:create", "create an entity", arg("entity_type"), arg("target", nargs="?", help="bundle"),

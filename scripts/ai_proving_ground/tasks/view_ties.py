@@ -16,8 +16,9 @@ from typing import Any
 import yaml
 
 from ai_proving_ground.sites.base import EntityRecord
-from ai_proving_ground.sites.embedded.content_model import ENTITY_TYPES, normalize_items
+from ai_proving_ground.sites.embedded.content_model import normalize_items
 from ai_proving_ground.sites.embedded.default_content import load_content_dir
+from ai_proving_ground.sites.embedded.entity_types import ENTITY_TYPES
 from ai_proving_ground.sites.embedded.views import ViewError, execute_view
 
 

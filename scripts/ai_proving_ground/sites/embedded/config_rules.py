@@ -9,7 +9,8 @@ from typing import Any
 
 from ai_proving_ground.errors import ApgError
 from ai_proving_ground.sites.embedded import canvas
-from ai_proving_ground.sites.embedded.content_model import ENTITY_TYPES, FIELD_TYPES, ConfigReader
+from ai_proving_ground.sites.embedded.content_model import ConfigReader
+from ai_proving_ground.sites.embedded.entity_types import ENTITY_TYPES, FIELD_TYPES
 
 _NAME = re.compile(r"[A-Za-z0-9_.\-]{3,250}")
 Rule = Callable[[str, dict[str, Any], ConfigReader], None]

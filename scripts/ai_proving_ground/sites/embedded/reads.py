@@ -22,7 +22,8 @@ from ai_proving_ground.sites.base import (
     ViewQuery,
     ViewResult,
 )
-from ai_proving_ground.sites.embedded import canvas, content_model, modules
+from ai_proving_ground.sites.embedded import canvas, modules
+from ai_proving_ground.sites.embedded.entity_types import ENTITY_TYPES
 from ai_proving_ground.sites.embedded.store import Store
 
 if TYPE_CHECKING:
@@ -148,7 +149,7 @@ def view_schema(store: Store, entity_type: str) -> ViewSchema:
     # Lazy for start-up time, as in _count.
     from ai_proving_ground.sites.embedded.views import FieldInfo, ViewSchema
 
-    definition = content_model.ENTITY_TYPES.get(entity_type)
+    definition = ENTITY_TYPES.get(entity_type)
     prefix = definition.bundle_prefix if definition else None
     bundles = {}
     if prefix:
@@ -232,7 +233,7 @@ def _versions(facts: ModuleFacts) -> Versions:
 
 def condition_view(query: CountQuery) -> dict[str, Any]:
     """A view config whose filters are the query's conditions (all must hold)."""
-    definition = content_model.ENTITY_TYPES.get(query.entity_type)
+    definition = ENTITY_TYPES.get(query.entity_type)
     table = definition.base_table if definition else f"{query.entity_type}_field_data"
     base_fields = (definition.base_fields if definition else frozenset()) | {
         "id", "uuid", "type", "bundle", "status", "label", "title", "name"}

@@ -13,6 +13,7 @@ from ai_proving_ground.sites.embedded import (
     config_rules,
     config_schema,
     modules,
+    writes,
 )
 from ai_proving_ground.sites.embedded.default_content import load_content_dir
 from ai_proving_ground.sites.embedded.recipe_spec import (
@@ -89,7 +90,7 @@ class RecipeRunner:
                            exc.exit_code) from None
 
     def _install(self, spec: RecipeSpec) -> None:
-        self.installed.extend(self.site._install(self.store, list(spec.install)))
+        self.installed.extend(writes.install_modules(self.site.approot, self.store, list(spec.install)))
 
     # ---------------------------------------------------------------- config
 
