@@ -26,14 +26,17 @@ from inspect_ai.tool import ToolError
 import eee_official
 from ai_proving_ground.baselines.provision import provision
 from ai_proving_ground.bed import clone_bed, init_bed
+from ai_proving_ground.errors import ApgError
 from ai_proving_ground.integrations.inspect_ai import (
     STORE_APPROOT,
     apg_dataset,
     apg_task,
     site_tool,
 )
+from ai_proving_ground.integrations.inspect_beds import SampleBeds
 from ai_proving_ground.paths import project_dir
 from ai_proving_ground.schemas import schema_errors
+from ai_proving_ground.settings import Settings
 from ai_proving_ground.sites.embedded.driver import EmbeddedSite
 from ai_proving_ground.tasks.dataset import load_dataset
 
@@ -355,3 +358,19 @@ def test_samples_hold_no_checks_or_solutions(talk_log: EvalLog) -> None:
     assert set(samples[0].metadata) == {"task_id", "dataset", "dataset_path", "dataset_sha256",
                                         "task_sha256", "fixtures"}
     assert samples[0].input == dataset.tasks[0].prompt
+
+
+def test_a_template_without_the_samples_set_is_refused_with_the_command_that_captures_it(
+        template: Path, tmp_path: Path) -> None:
+    """The template holds kb_docs + canvas_home; a kb_docs-only sample (as dv01 is) is refused
+    before a copy is made, naming the template, not a per-sample copy, in the command."""
+    work = tmp_path / "work"
+    beds = SampleBeds(template, work, Settings())
+    with pytest.raises(ApgError) as refused:
+        beds.prepare("only-kb", ("kb_docs",))
+    assert refused.value.token == "APG_INSPECT_TEMPLATE_INVALID" and refused.value.exit_code == 2
+    assert f"template {template} cannot serve a sample of fixtures kb_docs" in refused.value.message
+    assert f"apg provision --approot {template} kb_docs" in refused.value.message
+    assert not list(work.glob("*/beds/*"))
+    bed, _warnings = beds.prepare("both", ("kb_docs", "canvas_home"))  # its own set still serves
+    assert bed.parent.parent.parent == work and (bed / ".git").exists()

@@ -105,6 +105,14 @@ def _fail(outcome: ResetOutcome, token: str, message: str) -> None:
     outcome.failures.append(token)
 
 
+def require_baseline(approot: Path, names: Sequence[str],
+                     settings: Settings = DEFAULT_SETTINGS) -> None:
+    """Raise ``APG_RESET_NO_BASELINE``, naming what is missing and the command that captures
+    it, unless ``approot`` holds the complete baseline of the set ``names``."""
+    fixture_set = load_set(names, approot, settings=settings)
+    _require_baseline(approot, Baseline.of(approot, fixture_set.key, settings), fixture_set)
+
+
 def _require_baseline(approot: Path, baseline: Baseline, fixture_set: FixtureSet,
                       tag_known: bool = False) -> None:
     missing = []

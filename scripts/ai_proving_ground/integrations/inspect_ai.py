@@ -17,13 +17,9 @@ import contextlib
 import io
 import json
 import re
-import secrets
 import shlex
 import shutil
 import sys
-import tempfile
-import threading
-import weakref
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -38,11 +34,9 @@ from inspect_ai.tool import Tool, ToolError, tool
 from inspect_ai.util import store
 from inspect_ai.util import subprocess as inspect_subprocess
 
-from ai_proving_ground.baselines.provision import provision
-from ai_proving_ground.baselines.reset import reset
-from ai_proving_ground.bed import clone_bed, init_bed
 from ai_proving_ground.cli.site import build_parser
 from ai_proving_ground.errors import ApgError, UsageError
+from ai_proving_ground.integrations.inspect_beds import SampleBeds
 from ai_proving_ground.layout import BedLayout
 from ai_proving_ground.settings import Settings
 from ai_proving_ground.sites.embedded.driver import EmbeddedSite
@@ -114,57 +108,6 @@ def apg_dataset(dataset: str | None = None, tasks: Sequence[str] | None = None,
 # ---------------------------------------------------------------------------- beds
 
 
-class _Beds:
-    """Where the per-sample beds come from: a given template, or one made per fixture set."""
-
-    def __init__(self, template: Path | None, work_dir: Path | None, settings: Settings) -> None:
-        self.template = template
-        self.settings = settings
-        self.work_dir = work_dir
-        self._root: Path | None = None
-        self._templates: dict[tuple[str, ...], Path] = {}
-        self._lock = threading.Lock()
-
-    @property
-    def ephemeral(self) -> bool:
-        return self.work_dir is None
-
-    def root(self) -> Path:
-        with self._lock:
-            if self._root is None:
-                if self.work_dir is not None:
-                    self.work_dir.mkdir(parents=True, exist_ok=True)
-                    self._root = Path(tempfile.mkdtemp(prefix="apg-inspect-", dir=self.work_dir))
-                else:
-                    self._root = Path(tempfile.mkdtemp(prefix="apg-inspect-"))
-                    weakref.finalize(self, shutil.rmtree, self._root, True)
-            return self._root
-
-    def template_for(self, fixtures: tuple[str, ...]) -> Path:
-        if self.template is not None:
-            return self.template
-        root = self.root()
-        with self._lock:
-            made = self._templates.get(fixtures)
-            if made is None:
-                made = root / "templates" / f"set-{len(self._templates)}"
-                init_bed(made, fixtures, self.settings)
-                provision(made, fixtures, EmbeddedSite(made), self.settings)
-                self._templates[fixtures] = made
-            return made
-
-    def prepare(self, label: str, fixtures: tuple[str, ...]) -> tuple[Path, list[str]]:
-        """A fresh copy of the template, reset by the library and fit to grade."""
-        template = self.template_for(fixtures)
-        bed = self.root() / "beds" / f"{label}-{secrets.token_hex(4)}"
-        clone_bed(template, bed, self.settings)
-        outcome = reset(bed, fixtures, EmbeddedSite(bed), self.settings)
-        if outcome.failures:
-            raise ApgError("APG_INSPECT_BED_UNFIT", f"the bed {bed} copied from {template} is not "
-                           f"fit to grade after reset: {', '.join(outcome.failures)}")
-        return bed, outcome.warnings
-
-
 def _label(state: TaskState) -> str:
     text = re.sub(r"[^A-Za-z0-9_.-]", "_", str(state.sample_id))[:60]
     return f"{text}-e{state.epoch}"
@@ -185,7 +128,7 @@ def apg_bed(template: str | None = None, work_dir: str | None = None) -> Solver:
         raise ApgError("APG_INSPECT_TEMPLATE_INVALID", f"template {chosen} is not an embedded bed "
                        f"(no {BedLayout(chosen).database}); make one with apg bed init and apg "
                        "provision", exit_code=2)
-    beds = _Beds(chosen, Path(work_dir).expanduser().resolve() if work_dir else None,
+    beds = SampleBeds(chosen, Path(work_dir).expanduser().resolve() if work_dir else None,
                  Settings.from_environ())
 
     async def solve(state: TaskState, generate: Generate) -> TaskState:
