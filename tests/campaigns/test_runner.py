@@ -16,6 +16,7 @@ from typing import Any
 import pytest
 from campaign_kit import EXAMPLE, attempts, reference_step, run_campaign, write_spec
 
+from ai_proving_ground.bed import init_bed
 from ai_proving_ground.campaigns.evidence import read_verify
 from ai_proving_ground.campaigns.records import CampaignFiles, read_report, read_setup
 from ai_proving_ground.campaigns.spec import load_spec, plan, resolve
@@ -229,6 +230,20 @@ def test_no_bed_means_the_campaign_cannot_run(apg: Any, tmp_path: Path) -> None:
     assert result.rc == 1
     assert result.err.startswith(f"APG_CAMPAIGN_CANNOT_RUN {tmp_path / 'missing-bed'} is not an "
                                  "embedded bed")
+    assert not (tmp_path / "out").exists()
+
+
+def test_a_bed_without_the_sets_baseline_cannot_be_the_template(apg: Any, tmp_path: Path) -> None:
+    bed = tmp_path / "bare"
+    init_bed(bed, ["kb_docs"])  # made, never provisioned (dv01 needs kb_docs alone)
+    spec = write_spec(tmp_path / "spec.yml", {
+        "name": "bare", "dataset": "build_tasks", "tasks": ["dv01_view_build"],
+        "arms": {"a": {}, "b": {}}, "agents": ["nop"], "repeats": 1, "seed": 1, "bed": str(bed)})
+    result = apg("campaign", "run", str(spec), "--out", str(tmp_path / "out"))
+    assert result.rc == 1
+    assert result.err.startswith(f"APG_CAMPAIGN_CANNOT_RUN {bed} cannot be a campaign's template: "
+                                 "APG_RESET_NO_BASELINE no complete baseline for set ")
+    assert f"apg provision --approot {bed} kb_docs" in result.err
     assert not (tmp_path / "out").exists()
 
 

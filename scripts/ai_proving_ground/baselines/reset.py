@@ -106,11 +106,13 @@ def _fail(outcome: ResetOutcome, token: str, message: str) -> None:
 
 
 def require_baseline(approot: Path, names: Sequence[str],
-                     settings: Settings = DEFAULT_SETTINGS) -> None:
-    """Raise ``APG_RESET_NO_BASELINE``, naming what is missing and the command that captures
-    it, unless ``approot`` holds the complete baseline of the set ``names``."""
+                     settings: Settings = DEFAULT_SETTINGS) -> Baseline:
+    """The complete baseline ``approot`` holds for the set ``names``; else
+    ``APG_RESET_NO_BASELINE``, naming what is missing and the command that captures it."""
     fixture_set = load_set(names, approot, settings=settings)
-    _require_baseline(approot, Baseline.of(approot, fixture_set.key, settings), fixture_set)
+    baseline = Baseline.of(approot, fixture_set.key, settings)
+    _require_baseline(approot, baseline, fixture_set)
+    return baseline
 
 
 def _require_baseline(approot: Path, baseline: Baseline, fixture_set: FixtureSet,

@@ -15,14 +15,12 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ai_proving_ground.baselines.provision import provision
-from ai_proving_ground.baselines.reset import reset
-from ai_proving_ground.baselines.store import Baseline
-from ai_proving_ground.baselines.tree import BaselineTree, read_tree, tag_commit
+from ai_proving_ground.baselines.reset import require_baseline, reset
+from ai_proving_ground.baselines.tree import BaselineTree, read_tree
 from ai_proving_ground.bed import clone_bed, init_bed
 from ai_proving_ground.campaigns.escrowed import Escrowed
 from ai_proving_ground.campaigns.spec import Campaign
 from ai_proving_ground.errors import ApgError
-from ai_proving_ground.fixtures import load_set
 from ai_proving_ground.layout import BedLayout, is_ddev_project
 from ai_proving_ground.settings import Settings
 from ai_proving_ground.sites.embedded.driver import EmbeddedSite
@@ -79,14 +77,10 @@ def check_template(campaign: Campaign, template: Path, settings: Settings) -> tu
         raise CannotRun(f"{template} is a DDEV project; campaigns clone their bed, which only "
                         "the embedded site allows")
     try:
-        fixture_set = load_set(campaign.fixtures, template, settings=settings)
+        baseline = require_baseline(template, campaign.fixtures, settings)
     except ApgError as exc:
-        raise CannotRun(str(exc)) from None
-    baseline = Baseline.of(template, fixture_set.key, settings)
-    if not baseline.dump.is_file() or tag_commit(template, baseline.tag) is None:
-        raise CannotRun(f"{template} has no baseline for {fixtures} in {baseline.directory}; "
-                        f"provision it: apg provision --approot {template} {fixtures}")
-    return fixture_set.key, baseline.tag
+        raise CannotRun(f"{template} cannot be a campaign's template: {exc}") from None
+    return baseline.set_key, baseline.tag
 
 
 def prepare_jobs(campaign: Campaign, template: Path, tag: str, beds: Path, escrow_root: Path,
