@@ -7,6 +7,7 @@ visible check script in the bed passes) and a hidden verifier that adds its own 
 
 from __future__ import annotations
 
+import hashlib
 import json
 import sys
 import textwrap
@@ -199,6 +200,7 @@ def test_a_patch_that_does_not_apply_fails_says_why_and_runs_nothing(
     [check] = outcome.checks
     assert (check["id"], check["kind"], check["passed"]) == ("patch", "patch", False)
     assert check["exit_code"] == exit_code and check["stderr_tail"].startswith(reason)
+    assert check["sha256"] == hashlib.sha256(patch.encode()).hexdigest()  # the bytes it read
     assert not marker.exists() and not (bed / "web/modules/custom/x.bin").exists()
 
 

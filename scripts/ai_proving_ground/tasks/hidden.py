@@ -38,13 +38,14 @@ path as the dataset names it, the commands, the timeout and the restore warnings
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import os
 import shlex
 import shutil
 import stat
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Any
@@ -61,6 +62,8 @@ from ai_proving_ground.tasks.patch_parse import FilePatch, PatchError, parse_pat
 DEFAULT_TIMEOUT_S = 60.0
 TAIL_CHARS = 2000
 RESIDUE_NAMED = 5  # paths a residue warning names before "and N more"
+# A patch step's check from its exit code and reason; the patch's path and hash are bound.
+PatchCheck = Callable[[int | None, str], dict[str, Any]]
 
 
 @dataclass(frozen=True)
@@ -184,18 +187,22 @@ def _database_dir(bed: Path) -> str:
 Listing = dict[str, tuple[object, ...]]
 
 
-def _listing(bed: Path) -> Listing:
-    """Every file, symlink and folder in the bed but ``.git``: a file's size, mtime and mode, a
-    symlink's target, a folder's being there. Ignored files count: the next agent reads them."""
+def _listing(bed: Path, restored: Sequence[str]) -> Listing:
+    """Every file, symlink and folder in the bed but ``.git`` and what the snapshot restores
+    (not walked: the snapshot answers for it): a file's size, mtime and mode, a symlink's
+    target, a folder's being there. Ignored files count: the next agent reads them."""
+    skipped = {".git", *restored}  # .git: the folder, or a linked worktree's .git file
     found: Listing = {}
     for folder, dirs, files in os.walk(bed):
-        if folder == str(bed):
-            dirs[:] = [d for d in dirs if d != ".git"]
-            files = [f for f in files if f != ".git"]  # a linked worktree's .git file
+        prefix = os.path.relpath(folder, bed).replace(os.sep, "/")
+        prefix = "" if prefix == "." else prefix + "/"
+        dirs[:] = [d for d in dirs if prefix + d not in skipped]
         for name in [*files, *dirs]:
-            path = os.path.join(folder, name)
+            relative = prefix + name
+            if relative in skipped:
+                continue
             try:
-                found[os.path.relpath(path, bed).replace(os.sep, "/")] = _entry(path)
+                found[relative] = _entry(os.path.join(folder, name))
             except FileNotFoundError:  # removed while the bed was listed
                 continue
     return found
@@ -210,15 +217,11 @@ def _entry(path: str) -> tuple[object, ...]:
     return ("file", info.st_size, info.st_mtime_ns, info.st_mode)
 
 
-def _residue(before: Listing, after: Listing, restored: Sequence[str]) -> list[str]:
+def _residue(before: Listing, after: Listing) -> list[str]:
     """A warning naming what changed outside the paths the snapshot put back, if anything did."""
-
-    def outside(path: str) -> bool:
-        return not any(path == root or path.startswith(root + "/") for root in restored)
-
-    kinds = {"added": after.keys() - before.keys(), "removed": before.keys() - after.keys(),
-             "changed": {p for p in before.keys() & after.keys() if before[p] != after[p]}}
-    found = {kind: sorted(filter(outside, paths)) for kind, paths in kinds.items()}
+    found = {"added": sorted(after.keys() - before.keys()),
+             "removed": sorted(before.keys() - after.keys()),
+             "changed": sorted(p for p in before.keys() & after.keys() if before[p] != after[p])}
     total = sum(len(paths) for paths in found.values())
     if not total:
         return []
@@ -240,26 +243,30 @@ def run_hidden(bed: Path, verifier: HiddenVerifier, env: Mapping[str, str], scra
     """Overlay the patch, run the commands, restore the bed; see the module doc."""
     patches: list[FilePatch] = []
     touched: list[str] = []
+    check: PatchCheck | None = None  # the patch step, when there is a patch
     if verifier.patch is not None:
+        # Read once: what is parsed, applied and hashed into the record are the same bytes.
+        data = verifier.patch.read_bytes()
+        check = functools.partial(_patch_check, verifier, hashlib.sha256(data).hexdigest())
         try:
-            patches = parse_patch(verifier.patch.read_bytes())
+            patches = parse_patch(data)
             touched = _overlay_roots(bed, patch_paths(patches))
         except PatchError as exc:
-            return _patch_failed(verifier, f"the patch cannot be read: {exc}", [])
+            return HiddenOutcome("fail", [check(None, f"the patch cannot be read: {exc}")])
         except ApgError as exc:
-            return _patch_failed(verifier, exc.message, [])
+            return HiddenOutcome("fail", [check(None, exc.message)])
     restored = [*TRACKED_PATHS, _database_dir(bed), *touched]
     if is_within(scratch.resolve(), bed.resolve()):
         restored.append(scratch.resolve().relative_to(bed.resolve()).as_posix())
-    before = _listing(bed)
+    before = _listing(bed, restored)
     snapshot = _Snapshot(bed, scratch / "snapshot")
     snapshot.take(restored)
     try:
-        outcome = _overlay_and_run(bed, verifier, patches, env, site_command)
+        outcome = _overlay_and_run(bed, verifier, check, patches, env, site_command)
     finally:
         warnings = snapshot.restore()
         shutil.rmtree(scratch / "snapshot", ignore_errors=True)
-    warnings.extend(_residue(before, _listing(bed), restored))
+    warnings.extend(_residue(before, _listing(bed, restored)))
     for warning in warnings:
         token, _, message = warning.partition(" ")
         say(token, f"{bed}: {message}")
@@ -267,16 +274,16 @@ def run_hidden(bed: Path, verifier: HiddenVerifier, env: Mapping[str, str], scra
     return outcome
 
 
-def _overlay_and_run(bed: Path, verifier: HiddenVerifier, patches: list[FilePatch],
-                     env: Mapping[str, str], site_command: Sequence[str]) -> HiddenOutcome:
+def _overlay_and_run(bed: Path, verifier: HiddenVerifier, check: PatchCheck | None,
+                     patches: list[FilePatch], env: Mapping[str, str],
+                     site_command: Sequence[str]) -> HiddenOutcome:
     checks: list[dict[str, Any]] = []
-    if verifier.patch is not None:
+    if check is not None:
         try:
             apply_patch(bed, patches)
         except (PatchError, OSError) as exc:
-            checks.append(_patch_check(verifier, 1, f"the patch does not apply: {exc}"))
-            return HiddenOutcome(status="fail", checks=checks)
-        checks.append(_patch_check(verifier, 0, ""))
+            return HiddenOutcome(status="fail", checks=[check(1, f"the patch does not apply: {exc}")])
+        checks.append(check(0, ""))
     command_env = {**env, "APG_APPROOT": str(bed), "APG_SITE": shlex.join(site_command)}
     for number, argv in enumerate(verifier.commands, start=1):
         checks.append(_run_command(number, argv, bed, command_env, verifier.timeout_s))
@@ -289,14 +296,9 @@ def _verdict(checks: list[dict[str, Any]]) -> str:
     return "pass" if all(c["passed"] for c in checks) else "fail"
 
 
-def _patch_failed(verifier: HiddenVerifier, reason: str, checks: list[dict[str, Any]]) -> HiddenOutcome:
-    return HiddenOutcome(status="fail", checks=[*checks, _patch_check(verifier, None, reason)])
-
-
-def _patch_check(verifier: HiddenVerifier, exit_code: int | None, stderr: str) -> dict[str, Any]:
-    assert verifier.patch is not None
-    return {"id": "patch", "kind": "patch", "path": verifier.patch_ref,
-            "sha256": hashlib.sha256(verifier.patch.read_bytes()).hexdigest(),
+def _patch_check(verifier: HiddenVerifier, sha256: str, exit_code: int | None,
+                 stderr: str) -> dict[str, Any]:
+    return {"id": "patch", "kind": "patch", "path": verifier.patch_ref, "sha256": sha256,
             "passed": exit_code == 0, "exit_code": exit_code, "stderr_tail": _tail(stderr)}
 
 
