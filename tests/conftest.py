@@ -23,7 +23,7 @@ from ai_proving_ground.bed import init_bed
 from ai_proving_ground.gitutil import git
 from ai_proving_ground.sites.embedded import config_sync
 from ai_proving_ground.sites.embedded.driver import EmbeddedSite
-from ai_proving_ground.yamlio import dumps
+from ai_proving_ground.yamldump import dumps
 
 # Variables that steer the product (AI_PG_*, APG_*), point git elsewhere (GIT_*, set when tests
 # run from a git hook) or carry agent credentials: no test may inherit them from the caller.

@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 
-from ai_proving_ground import yamlio
+from ai_proving_ground import yamldump, yamlio
 from ai_proving_ground.fixture_export import export_fixture, split_fragment
 from ai_proving_ground.fixtures import load_fixture, load_fragment, record_value
 from ai_proving_ground.paths import PROJECT_ROOT
@@ -106,7 +106,7 @@ def edit_fragment(directory: Path, **changes: Any) -> None:
         for part in parts[:-1]:
             target = target[part]
         target[parts[-1]] = value
-    path.write_text(yamlio.dumps(data), encoding="utf-8")
+    path.write_text(yamldump.dumps(data), encoding="utf-8")
 
 
 # ---------------------------------------------------------------------------- round trip

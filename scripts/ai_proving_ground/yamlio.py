@@ -10,7 +10,6 @@ from typing import Any, NoReturn
 import yaml
 
 from ai_proving_ground.errors import ApgError
-from ai_proving_ground.yamldump import dumps as dumps  # YAML out lives there; kept for callers
 
 # The C loader is several times faster on large fixture sets; PyYAML may be built without it.
 _Loader: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)

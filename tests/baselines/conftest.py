@@ -33,7 +33,7 @@ from ai_proving_ground.gitutil import git
 from ai_proving_ground.layout import TRACKED_PATHS
 from ai_proving_ground.settings import Settings
 from ai_proving_ground.sites.embedded.driver import EmbeddedSite
-from ai_proving_ground.yamlio import dumps
+from ai_proving_ground.yamldump import dumps
 
 # Every variable that changes what provision or reset do; none may leak in from the caller.
 APG_ENV = (

@@ -29,7 +29,8 @@ from ai_proving_ground.keeper import descendants
 from ai_proving_ground.paths import PROJECT_ROOT
 from ai_proving_ground.sandbox import confine
 from ai_proving_ground.settings import Settings
-from ai_proving_ground.yamlio import dumps, load_yaml
+from ai_proving_ground.yamldump import dumps
+from ai_proving_ground.yamlio import load_yaml
 from proc_kit import alive, wait_until_dead
 
 BUILD_TASKS = PROJECT_ROOT / "datasets" / "build_tasks.yml"

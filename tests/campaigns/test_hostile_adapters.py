@@ -26,7 +26,8 @@ from ai_proving_ground.campaigns.records import CampaignFiles, read_setup
 from ai_proving_ground.paths import PROJECT_ROOT
 from ai_proving_ground.sandbox import bwrap, landlock
 from ai_proving_ground.sites.embedded.driver import EmbeddedSite
-from ai_proving_ground.yamlio import dumps, load_yaml
+from ai_proving_ground.yamldump import dumps
+from ai_proving_ground.yamlio import load_yaml
 
 SECRET_KEY = "FAKE-OPERATOR-PRIVATE-KEY"
 HIDDEN_MARKER = "HIDDEN-VERIFIER-MARKER"

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from ai_proving_ground import yamlio
+from ai_proving_ground import yamldump
 from ai_proving_ground.errors import ApgError
 from ai_proving_ground.sites.embedded.default_content import (
     ContentDoc,
@@ -34,7 +34,7 @@ def write_doc(content_dir: Path, rel: str, entity_type: str, uuid: str,
     meta: dict[str, Any] = {"version": "1.0", "entity_type": entity_type, "uuid": uuid}
     if depends:
         meta["depends"] = depends
-    return write(content_dir, rel, yamlio.dumps({"_meta": meta, "default": default or {}}))
+    return write(content_dir, rel, yamldump.dumps({"_meta": meta, "default": default or {}}))
 
 
 def content_error(content_dir: Path) -> ApgError:

@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from ai_proving_ground import yamlio
+from ai_proving_ground import yamldump, yamlio
 from ai_proving_ground.fixture_plan import strip_config
 
 GOLDEN = Path(__file__).parent / "golden"
@@ -31,7 +31,7 @@ def as_probe_reads(value: Any) -> Any:
 @pytest.mark.parametrize("name", KB_NAMES)
 def test_fixture_config_is_what_drupal_stores(name: str) -> None:
     stored = yamlio.load_yaml(GOLDEN / "config" / f"{name}.yml")  # drush config:get output
-    expected = yamlio.dumps(strip_config(as_probe_reads(stored)))
+    expected = yamldump.dumps(strip_config(as_probe_reads(stored)))
     assert (FIXTURE_CONFIG / f"{name}.yml").read_text(encoding="utf-8") == expected
 
 
@@ -40,7 +40,7 @@ def test_fixture_config_matches_the_probe_byte_for_byte() -> None:
     answer = json.loads((GOLDEN / "probe" / "06-config.json").read_text())["answer"]["config"]
     for name in ("node.type.kb_doc", "field.field.node.kb_doc.field_kb_weight"):
         written = (FIXTURE_CONFIG / f"{name}.yml").read_text(encoding="utf-8")
-        assert written == yamlio.dumps(strip_config(answer[name])), name
+        assert written == yamldump.dumps(strip_config(answer[name])), name
 
 
 def test_every_kb_config_object_is_covered() -> None:

@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from ai_proving_ground import yamlio
+from ai_proving_ground import yamldump, yamlio
 from ai_proving_ground.sites.base import StateQuery
 from ai_proving_ground.sites.embedded.driver import EmbeddedSite
 
@@ -35,7 +35,7 @@ def _apply(site: Site, bed: Path, tmp_path: Path, config: dict[str, Any]) -> Non
     (recipe / "config").mkdir(parents=True)
     (recipe / "recipe.yml").write_text("name: Config defaults\ninstall: [node, text, options]\n")
     for name, data in config.items():
-        (recipe / "config" / f"{name}.yml").write_text(yamlio.dumps(data), encoding="utf-8")
+        (recipe / "config" / f"{name}.yml").write_text(yamldump.dumps(data), encoding="utf-8")
     rc, _, err = site(bed, "recipe", str(recipe))
     assert rc == 0, err
 
@@ -108,7 +108,7 @@ def test_a_recipe_applies_again_over_what_it_created(bed: Path, site: Site,
     assert rc == 0, err
     changed = {**config["field.field.node.kb_doc.field_kb_weight"], "settings": {"min": 1}}
     (recipe / "config" / "field.field.node.kb_doc.field_kb_weight.yml").write_text(
-        yamlio.dumps(changed), encoding="utf-8")
+        yamldump.dumps(changed), encoding="utf-8")
     rc, _, err = site(bed, "recipe", str(recipe))
     assert rc == 1 and "APG_RECIPE_PREEXISTING_CONFIG" in err, err
 

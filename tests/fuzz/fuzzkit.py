@@ -8,7 +8,7 @@ from typing import Any, TypeVar
 from hypothesis import strategies as st
 
 from ai_proving_ground.errors import ApgError
-from ai_proving_ground.yamlio import dumps
+from ai_proving_ground.yamldump import dumps
 
 T = TypeVar("T")
 

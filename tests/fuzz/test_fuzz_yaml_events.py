@@ -17,7 +17,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from ai_proving_ground.errors import ApgError
-from ai_proving_ground.yamlio import dumps, load_document
+from ai_proving_ground.yamldump import dumps
+from ai_proving_ground.yamlio import load_document
 
 _LOADER: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 

@@ -17,7 +17,7 @@ from ai_proving_ground.tasks.request import (
     write_request,
 )
 from ai_proving_ground.tasks.site_access import site_command
-from ai_proving_ground.yamlio import dumps
+from ai_proving_ground.yamldump import dumps
 from support.record_kit import canonical, refused_on_read, refused_on_write
 
 RUN_ID = "apg-run-20260718T101500Z-a1b2c3"

@@ -28,7 +28,7 @@ import pytest
 from ai_proving_ground.sites.embedded.driver import EmbeddedSite
 from ai_proving_ground.tasks.dataset import load_dataset, resolve_task
 from ai_proving_ground.tasks.request import read_request
-from ai_proving_ground.yamlio import dumps
+from ai_proving_ground.yamldump import dumps
 
 Run = Callable[..., Any]  # the conftest ``apg`` fixture: apg(*args) -> CliResult(rc, out, err)
 

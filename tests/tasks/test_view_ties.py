@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from ai_proving_ground.tasks.dataset import load_dataset
-from ai_proving_ground.yamlio import dumps
+from ai_proving_ground.yamldump import dumps
 
 BILLING = ["6b0d0c00-0000-4000-8000-000000000003", "6b0d0c00-0000-4000-8000-000000000007",
            "6b0d0c00-0000-4000-8000-000000000011"]
