@@ -28,18 +28,26 @@ and the model's diff use the baseline tag's files, read from git once per bed, a
 patch is applied in-process. Each attempt's one outcome is decided by
 :mod:`ai_proving_ground.campaigns.outcome`.
 
+One campaign writes into one directory: the runner holds an exclusive lock on ``--out`` (an
+``flock`` on the directory itself, freed by the kernel if the runner dies) from before its first
+record to its report; a second runner on the same directory refuses (``APG_CAMPAIGN_BUSY``) and
+writes nothing there.
+
 Exit codes of ``run_campaign``: 0 the matrix was completed (whatever the attempts gave); 1 it
-could not run at all (no usable bed, the output directory exists); 2 usage (a bad spec);
-130 interrupted.
+could not run at all (no usable bed, the output directory exists or another campaign holds it);
+2 usage (a bad spec); 130 interrupted.
 """
 
 from __future__ import annotations
 
 import contextlib
+import fcntl
+import os
 import queue
 import shutil
 import sys
 import threading
+from collections.abc import Iterator
 from concurrent.futures import Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -108,15 +116,30 @@ def run_campaign(options: RunnerOptions) -> CampaignResult:
     jobs = max(1, min(options.jobs or spec.jobs, len(attempts)))
     try:
         # Everything that can refuse does so before anything is written.
-        files = CampaignFiles(_campaign_dir(spec, options.out))
+        directory = _campaign_dir(spec, options.out)
+        if directory.is_dir():
+            with _only_campaign(directory):  # held by a running campaign: say so, not "not empty"
+                pass
+        _refuse_used(directory)
         if spec.bed is not None:
             beds.check_template(campaign, spec.bed, beds.job_settings(options.settings, campaign))
-        _check_agents(spec, spec.bed or files.directory / "template")
-        files.directory.mkdir(parents=True, exist_ok=True)
-        context, job_list = _start(campaign, files, attempts, jobs, options)
+        _check_agents(spec, spec.bed or directory / "template")
+        directory.mkdir(parents=True, exist_ok=True)
+        with _only_campaign(directory):
+            return _run_locked(campaign, CampaignFiles(directory), attempts, jobs, options)
     except beds.CannotRun as exc:
         say("APG_CAMPAIGN_CANNOT_RUN", str(exc))
         return CampaignResult(1)
+    except _Busy as exc:
+        say("APG_CAMPAIGN_BUSY", str(exc))
+        return CampaignResult(1)
+
+
+def _run_locked(campaign: Campaign, files: CampaignFiles, attempts: list[Attempt], jobs: int,
+                options: RunnerOptions) -> CampaignResult:
+    """The campaign itself, under the directory's lock."""
+    _refuse_used(files.directory)  # again, now that no other runner can be filling it
+    context, job_list = _start(campaign, files, attempts, jobs, options)
     interrupted = _run_attempts(context, job_list, attempts)
     report = build_report(files.directory)
     write_record(files.report, ReportRecord.from_json(report))
@@ -126,12 +149,38 @@ def run_campaign(options: RunnerOptions) -> CampaignResult:
     return CampaignResult(INTERRUPTED if interrupted else 0, files.directory, report, counts)
 
 
+class _Busy(Exception):
+    """Another campaign runner holds the output directory."""
+
+
+@contextlib.contextmanager
+def _only_campaign(directory: Path) -> Iterator[None]:
+    """Hold an exclusive lock on ``directory`` or raise :class:`_Busy`.
+
+    The lock is an ``flock`` on the directory itself, not on a file inside it: a lock file would
+    make the directory non-empty before the lock is held, and a loser would have written into
+    the winner's directory. The kernel frees it when the runner dies, so a crashed campaign
+    leaves no stale lock."""
+    fd = os.open(directory, os.O_RDONLY | os.O_DIRECTORY)  # not inherited by children (PEP 446)
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            raise _Busy(f"another apg campaign run is writing into {directory}; nothing was "
+                        "written. Wait for it to finish, or pass a new --out directory") from None
+        yield
+    finally:
+        os.close(fd)  # closing releases the flock
+
+
 def _campaign_dir(spec: CampaignSpec, out: Path | None) -> Path:
     stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
-    directory = (out or Path.cwd() / "build" / "campaigns" / f"{spec.name}-{stamp}").absolute()
+    return (out or Path.cwd() / "build" / "campaigns" / f"{spec.name}-{stamp}").absolute()
+
+
+def _refuse_used(directory: Path) -> None:
     if directory.exists() and (not directory.is_dir() or any(directory.iterdir())):
         raise beds.CannotRun(f"{directory} exists and is not empty; pass a new --out directory")
-    return directory
 
 
 def _check_agents(spec: CampaignSpec, template: Path) -> None:
