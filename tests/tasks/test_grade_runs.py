@@ -4,6 +4,7 @@ included; ``apg run`` refuses a second run in flight and numbers that make no se
 from __future__ import annotations
 
 import json
+import shlex
 import sys
 import threading
 import time
@@ -79,7 +80,13 @@ def hidden_dataset(directory: Path, exit_code: int) -> Path:
     task = json.loads(json.dumps(load_dataset(PROJECT_ROOT / "datasets" / "build_tasks.yml")
                                  .task(DV01).data))
     task["checks"] = [{"type": "module_enabled", "module": "node"}]  # passes on the bed
-    task["hidden_verifier"] = {"commands": [[sys.executable, "-c", f"raise SystemExit({exit_code})"]]}
+    # The design's form: a command string, split as shell words (the interpreter's path may
+    # hold spaces, so it is quoted); the patch adds one file the snapshot removes again.
+    command = shlex.join([sys.executable, "-c", f"raise SystemExit({exit_code})"])
+    task["hidden_verifier"] = {"patch": "probe.patch", "commands": [command]}
+    (directory / "probe.patch").write_text(
+        "diff --git a/hidden-probe.txt b/hidden-probe.txt\nnew file mode 100644\n--- /dev/null\n"
+        "+++ b/hidden-probe.txt\n@@ -0,0 +1 @@\n+probe\n", encoding="utf-8")
     path = directory / "hidden.yml"
     path.write_text(json.dumps({"dataset": "hidden_grade", "version": 1, "tasks": [task]}))
     return path

@@ -247,16 +247,18 @@ def test_a_command_that_hangs_times_out_and_fails(bed: Path, tmp_path: Path) -> 
     assert outcome.checks[0]["timed_out"] is True
 
 
-def test_resolving_a_verifier_without_a_patch(tmp_path: Path) -> None:
+def test_resolving_a_verifier_splits_command_strings(tmp_path: Path) -> None:
     data = tmp_path / "tasks.yml"
+    (tmp_path / "hv.diff").write_text("", encoding="utf-8")
     data.write_text(json.dumps({"dataset": "unit", "version": 1, "tasks": [{
         "id": "t1", "prompt": "p", "fixtures": [], "checks": [{"type": "module_enabled",
                                                               "module": "node"}],
-        "hidden_verifier": {"commands": [["true"], ["make", "check"]], "timeout_s": 5}}]}))
+        "hidden_verifier": {"patch": "hv.diff", "commands": [["true"], "make 'check all'"],
+                            "timeout_s": 5}}]}))
     dataset = load_dataset(data)
     resolved = hidden.resolve_verifier(dataset, dataset.task("t1"))
-    assert resolved == HiddenVerifier(patch=None, patch_ref=None,
-                                      commands=(("true",), ("make", "check")), timeout_s=5.0)
+    assert resolved == HiddenVerifier(patch=(tmp_path / "hv.diff").resolve(), patch_ref="hv.diff",
+                                      commands=(("true",), ("make", "check all")), timeout_s=5.0)
 
 
 # ---------------------------------------------------------------------------- in a campaign

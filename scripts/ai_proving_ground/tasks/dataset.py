@@ -18,6 +18,7 @@ from ai_proving_ground.errors import ApgError
 from ai_proving_ground.paths import project_dir
 from ai_proving_ground.schemas import validate_document
 from ai_proving_ground.settings import DEFAULT_SETTINGS, Settings
+from ai_proving_ground.tasks.hidden_spec import check_hidden
 from ai_proving_ground.tasks.view_ties import tie_warnings
 from ai_proving_ground.yamlio import load_document
 
@@ -135,6 +136,7 @@ def _read_dataset(path: Path) -> Dataset:
             raise ApgError("APG_DATASET_INVALID", f"{doc.where(['tasks', index, 'id'])}: task id "
                            f"{task['id']!r} repeats tasks[{seen[task['id']]}]")
         seen[task["id"]] = index
+        check_hidden(task, index, path.parent, doc.where)
     if not _unchanged(path, raw):
         # dataset_sha256 and the parsed tasks must come from the same bytes.
         raise ApgError("APG_DATASET_INVALID", f"{path}: changed while it was being read; try again")

@@ -1,8 +1,9 @@
 """Hidden verifiers: a patch and commands kept outside the bed, run only after the agent stopped.
 
-A task's ``hidden_verifier`` names a patch (relative to the dataset file, and it must stay inside
-the dataset's folder) and commands (argument lists). Neither reaches the agent: the prompt is the
-task's prompt and the request file carries no checks. After the attempt, once the model's own
+A task's ``hidden_verifier`` names a patch (relative to the dataset file, inside the dataset's
+folder, ``.patch`` or ``.diff``) and commands (strings split as shell words, or argument lists);
+the dataset loader refuses anything else (:mod:`.hidden_spec`). Neither reaches the agent: the
+prompt is the task's prompt and the request file carries no checks. After the attempt, once the model's own
 diff is captured, :func:`run_hidden`:
 
 1. reads the patch (:mod:`.patch_parse`; one that cannot be read fails the patch step before
@@ -56,6 +57,7 @@ from ai_proving_ground.fsutil import contained_path, is_within
 from ai_proving_ground.layout import TRACKED_PATHS, BedLayout
 from ai_proving_ground.report import say
 from ai_proving_ground.tasks.dataset import Dataset, Task
+from ai_proving_ground.tasks.hidden_spec import command_argv
 from ai_proving_ground.tasks.patch_apply import apply_patch
 from ai_proving_ground.tasks.patch_parse import FilePatch, PatchError, parse_patch, patch_paths
 
@@ -94,15 +96,15 @@ def resolve_verifier(dataset: Dataset, task: Task) -> HiddenVerifier | None:
     raw = task.hidden_verifier
     if raw is None:
         return None
-    patch_ref = raw.get("patch")
-    patch = None
-    if patch_ref is not None:
-        patch = contained_path(dataset.path.parent, patch_ref, f"task {task.id} hidden_verifier.patch")
-        if not patch.is_file():
-            raise ApgError("APG_HIDDEN_INVALID", f"task {task.id}: hidden_verifier.patch "
-                           f"{patch_ref!r} is not a file ({patch})", exit_code=2)
+    patch_ref = str(raw["patch"])
+    # The loader proved it safe (tasks/hidden_spec.py); checked again here because the file may
+    # have moved since, and grading must never follow a path out of the dataset's folder.
+    patch = contained_path(dataset.path.parent, patch_ref, f"task {task.id} hidden_verifier.patch")
+    if not patch.is_file():
+        raise ApgError("APG_HIDDEN_INVALID", f"task {task.id}: hidden_verifier.patch "
+                       f"{patch_ref!r} is not a file ({patch})", exit_code=2)
     return HiddenVerifier(patch=patch, patch_ref=patch_ref,
-                          commands=tuple(tuple(str(a) for a in c) for c in raw["commands"]),
+                          commands=tuple(command_argv(c) for c in raw["commands"]),
                           timeout_s=float(raw.get("timeout_s", DEFAULT_TIMEOUT_S)))
 
 
