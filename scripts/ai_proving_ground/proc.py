@@ -7,7 +7,10 @@ and a stop that reaches its whole process group.
   whatever killed the runner (``PR_SET_PDEATHSIG`` + a child subreaper);
 * :func:`run` runs one to completion with a deadline and returns a :class:`Finished`;
 * :class:`Children` keeps the live ones of a harness, so Ctrl-C can reach them (in their own
-  session a terminal's SIGINT would not).
+  session a terminal's SIGINT would not);
+* :func:`child_env` is the environment of a trusted child (a verifier, git), :func:`bed_env` the
+  environment of a command the harness runs in a bed (a check command, a hidden verifier's
+  commands): an allow-list, never the operator's environment.
 
 A program that cannot be started (not found, not executable) is reported before anything is
 spawned, so callers can tell "could not start" from "exited non-zero" under the keeper too.
@@ -22,7 +25,9 @@ import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 import threading
+import weakref
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -37,6 +42,10 @@ DEVNULL = subprocess.DEVNULL
 PIPE = subprocess.PIPE
 Stream = int | IO[Any] | None
 _STEERING = ("AI_PG_", "APG_", "GIT_")
+# What a command run in a bed keeps of the harness's environment: enough to find programs and
+# speak the locale, nothing that names the operator, a credential, a setting or git's state.
+BED_ENV_NAMES = frozenset({"PATH", "LANG", "TERM", "TZ"})
+BED_ENV_PREFIXES = ("LC_",)
 # What execve runs: a script with a #! line or an ELF binary.
 _EXECUTABLE_MAGIC = (b"#!", b"\x7fELF")
 
@@ -49,6 +58,30 @@ def child_env(host: Mapping[str, str]) -> dict[str, str]:
     """A trusted child's environment (a verifier, git, a hidden verifier's commands): the host's,
     minus every variable that could steer the product or git on the bed's behalf."""
     return {k: v for k, v in host.items() if not k.startswith(_STEERING)}
+
+
+class BedEnv(dict[str, str]):
+    """A bed command's environment; its own HOME and TMPDIR go when it is no longer used."""
+
+
+def bed_env(host: Mapping[str, str], home: Path | None = None) -> BedEnv:
+    """The environment of a command the harness runs in a bed (a check command, a hidden
+    verifier's commands): ``PATH``, ``LANG``, ``LC_*``, ``TERM`` and ``TZ`` from ``host``, and a
+    ``HOME`` and ``TMPDIR`` of its own: ``home/home`` and ``home/tmp`` when given (the caller
+    removes them), else a new private folder removed when the returned value is collected.
+    Never ``AI_PG_*``, ``APG_*`` (the caller adds the request it means), ``GIT_*``, the
+    operator's HOME, credentials or any other variable the operator happens to have."""
+    env = BedEnv({k: v for k, v in host.items()
+                  if k in BED_ENV_NAMES or k.startswith(BED_ENV_PREFIXES)})
+    if home is None:
+        own = Path(tempfile.mkdtemp(prefix="apg-bed-command-"))
+        weakref.finalize(env, shutil.rmtree, own, ignore_errors=True)
+    else:
+        own = home
+    for name, folder in (("HOME", own / "home"), ("TMPDIR", own / "tmp")):
+        folder.mkdir(mode=0o700, parents=True, exist_ok=True)
+        env[name] = str(folder)
+    return env
 
 
 def guarded(argv: Sequence[str]) -> list[str]:

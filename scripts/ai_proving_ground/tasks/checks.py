@@ -377,7 +377,7 @@ class Command(Check):
     def evaluate(self, answer: StateAnswer, context: CheckContext) -> CheckResult:
         argv = [str(a) for a in self.spec["argv"]]
         timeout = float(self.spec.get("timeout_s", 60))
-        finished = proc.run(argv, cwd=context.approot, env=os.environ, timeout_s=timeout,
+        finished = proc.run(argv, cwd=context.approot, env=proc.bed_env(os.environ), timeout_s=timeout,
                             stdout=proc.DEVNULL)
         if finished.error is not None:  # not found, not executable: a failed check, not a crash
             missing = "not found" in finished.error or "No such file" in finished.error

@@ -17,7 +17,8 @@ diff is captured, :func:`run_hidden`:
    not apply the status is ``fail``, the reason is the patch step's ``stderr_tail``, and no
    command runs (the model's workspace is what the patch is checked against);
 4. runs each command in the bed (cwd the app root, its own process group, ``timeout_s`` each,
-   default 60) with the harness's environment plus ``APG_APPROOT`` and ``APG_SITE``; exit 0
+   default 60) with :func:`proc.bed_env` (an allow-list of ``env``, a HOME and TMPDIR of their
+   own under the scratch folder) plus ``APG_APPROOT`` and ``APG_SITE``; exit 0
    passes, anything else (a timeout too) fails. A program on PATH that cannot start makes the
    status ``error``: a broken verifier, not the agent's failure. A program that is a path into
    the bed and cannot start is a failed check: the workspace is the model's;
@@ -264,10 +265,12 @@ def run_hidden(bed: Path, verifier: HiddenVerifier, env: Mapping[str, str], scra
     snapshot = _Snapshot(bed, scratch / "snapshot")
     snapshot.take(restored)
     try:
-        outcome = _overlay_and_run(bed, verifier, check, patches, env, site_command)
+        outcome = _overlay_and_run(bed, verifier, check, patches,
+                                   proc.bed_env(env, scratch / "env"), site_command)
     finally:
         warnings = snapshot.restore()
         shutil.rmtree(scratch / "snapshot", ignore_errors=True)
+        shutil.rmtree(scratch / "env", ignore_errors=True)
     warnings.extend(_residue(before, _listing(bed, restored)))
     for warning in warnings:
         token, _, message = warning.partition(" ")
