@@ -222,17 +222,36 @@ def run(argv: Sequence[str], *, cwd: Path, env: Mapping[str, str], timeout_s: fl
     return Finished(tuple(argv), child.returncode, out, err)
 
 
-def tee(stream: IO[bytes], transcript: Path, echo: TextIO) -> threading.Thread:
-    """Drain a pipe in a thread: to its transcript file (bytes as given) and to ``echo`` (as text)."""
+TRUNCATED = "APG_LOG_TRUNCATED"
+
+
+def tee(stream: IO[bytes], transcript: Path, echo: TextIO,
+        limit: int | None = None) -> threading.Thread:
+    """Drain a pipe in a thread: to its transcript file (bytes as given) and to ``echo`` (as text).
+
+    With ``limit``, the first ``limit`` bytes are kept and echoed; the rest is still read (a
+    child blocked on a full pipe would never finish) but dropped as it arrives, never held, and
+    one last line says how much was dropped (``APG_LOG_TRUNCATED``)."""
 
     def copy() -> None:
         decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
+        kept = dropped = 0
         with transcript.open("wb") as sink:
             while chunk := os.read(stream.fileno(), 65536):
-                sink.write(chunk)
-                sink.flush()
-                _echo(echo, decoder.decode(chunk))
+                if limit is not None and kept + len(chunk) > limit:
+                    dropped += kept + len(chunk) - limit
+                    chunk = chunk[:limit - kept]
+                kept += len(chunk)
+                if chunk:
+                    sink.write(chunk)
+                    sink.flush()
+                    _echo(echo, decoder.decode(chunk))
             _echo(echo, decoder.decode(b"", final=True))
+            if dropped:
+                line = (f"\n{TRUNCATED} {transcript.name}: kept the first {limit} bytes, "
+                        f"dropped {dropped} more (AI_PG_LOG_LIMIT sets the limit)\n")
+                sink.write(line.encode())
+                _echo(echo, line)
 
     thread = threading.Thread(target=copy, daemon=True)
     thread.start()

@@ -23,6 +23,9 @@ from ai_proving_ground.errors import ApgError
 
 # How long provision, reset and escrow wait for the bed lock when AI_PG_LOCK_TIMEOUT is unset.
 DEFAULT_LOCK_WAIT_SECONDS = 30.0
+# How much of each adapter output stream apg run keeps when AI_PG_LOG_LIMIT is unset: a real
+# agent CLI's whole stream-json transcript is a few MB; past this, only the truncation line.
+DEFAULT_LOG_LIMIT_BYTES = 16 * 1024 * 1024
 
 
 @dataclass(frozen=True)
@@ -48,6 +51,7 @@ class Settings:
     sandbox: str | None = None  # AI_PG_SANDBOX: auto (default), bwrap, landlock or none
     sandbox_reads: tuple[str, ...] = ()  # AI_PG_SANDBOX_READS: more read-only paths (":")
     sandbox_hide: tuple[str, ...] = ()  # AI_PG_SANDBOX_HIDE: more paths an adapter never sees
+    log_limit: str | None = None  # AI_PG_LOG_LIMIT: bytes kept of each adapter output stream
 
     @classmethod
     def from_environ(cls, environ: Mapping[str, str] | None = None) -> Settings:
@@ -83,6 +87,7 @@ class Settings:
             sandbox=text("AI_PG_SANDBOX"),
             sandbox_reads=paths("AI_PG_SANDBOX_READS"),
             sandbox_hide=paths("AI_PG_SANDBOX_HIDE"),
+            log_limit=text("AI_PG_LOG_LIMIT"),
         )
 
     @property
@@ -95,6 +100,21 @@ class Settings:
         except ValueError:
             raise ApgError("APG_USAGE", f"AI_PG_LOCK_TIMEOUT={self.lock_timeout!r} is not a "
                            "number of seconds", exit_code=2) from None
+
+    @property
+    def log_limit_bytes(self) -> int:
+        """AI_PG_LOG_LIMIT as a byte count (default 16 MiB); not a whole number of bytes above
+        0 is a usage error."""
+        if not self.log_limit:
+            return DEFAULT_LOG_LIMIT_BYTES
+        try:
+            limit = int(self.log_limit)
+        except ValueError:
+            limit = 0
+        if limit <= 0:
+            raise ApgError("APG_USAGE", f"AI_PG_LOG_LIMIT={self.log_limit!r} is not a whole "
+                           "number of bytes above 0", exit_code=2)
+        return limit
 
 
 DEFAULT_SETTINGS = Settings()

@@ -114,6 +114,7 @@ def run_campaign(options: RunnerOptions) -> CampaignResult:
         sys.stdout.write(plan_text(attempts))
         return CampaignResult(0)
     jobs = max(1, min(options.jobs or spec.jobs, len(attempts)))
+    options.settings.log_limit_bytes  # noqa: B018  # a bad AI_PG_LOG_LIMIT: usage, before any record
     try:
         # Everything that can refuse does so before anything is written.
         directory = _campaign_dir(spec, options.out)

@@ -152,6 +152,7 @@ def _in_flight(approot: Path, settings: Settings) -> contextlib.AbstractContextM
 
 def _plan(options: RunOptions) -> _Plan:
     settings = options.settings
+    settings.log_limit_bytes  # noqa: B018  # a bad AI_PG_LOG_LIMIT refuses before anything is written
     dataset, task = resolve_task(options.task_id, options.dataset, options.approot, settings)
     adapter = find_adapter(selected_name(options.agent, settings), options.approot)
     check_extra_env(options.extra_env, adapter)
@@ -346,8 +347,9 @@ def _spawn(plan: _Plan, run_dir: Path, env: dict[str, str],
     echo_out = report.stderr() if plan.options.echo_stdout_to_stderr else report.stdout()
     process = child.process
     assert process.stdout is not None and process.stderr is not None
-    pumps = [proc.tee(process.stdout, run_dir / TRANSCRIPTS["stdout"], echo_out),
-             proc.tee(process.stderr, run_dir / TRANSCRIPTS["stderr"], report.stderr())]
+    limit = plan.options.settings.log_limit_bytes
+    pumps = [proc.tee(process.stdout, run_dir / TRANSCRIPTS["stdout"], echo_out, limit),
+             proc.tee(process.stderr, run_dir / TRANSCRIPTS["stderr"], report.stderr(), limit)]
     try:
         with plan.options.children.holding(child):
             code = child.wait(plan.options.timeout_s)
