@@ -562,7 +562,10 @@ def test_restore_gives_an_unsuffixed_dump_a_name_import_db_reads(
 
     (call,) = stub.calls()
     assert call["argv"][1].endswith(".sql.gz") and call["imported"] == "SELECT 1;\n"
-    assert not any((approot / ".ai-proving-ground" / "tmp").iterdir())
+    # Issue 19: staged beside the dump (outside the project), never where the container writes.
+    assert Path(call["argv"][1].split("=", 1)[1]).parent == tmp_path
+    assert not (approot / ".ai-proving-ground" / "tmp").exists()
+    assert sorted(p.name for p in tmp_path.iterdir() if p.name.startswith(".restore-")) == []
 
 
 def test_restore_without_a_dump_calls_nothing(ddev_site: DdevSite, stub: Stub, tmp_path: Path) -> None:

@@ -18,6 +18,7 @@ import pytest
 import yaml
 from ddev_stub import Stub, fresh_site_state
 
+from ai_proving_ground.baselines.store import runs_dir
 from ai_proving_ground.bench.fixture import write_bench_fixture
 from ai_proving_ground.cli import doctor as doctor_cli
 from ai_proving_ground.cli import escrow as escrow_cli
@@ -30,6 +31,7 @@ from ai_proving_ground.cli import verify as verify_cli
 from ai_proving_ground.errors import ApgError
 from ai_proving_ground.gitutil import git
 from ai_proving_ground.sandbox.confine import SandboxOptions, choose_backend
+from ai_proving_ground.settings import Settings
 from ai_proving_ground.tasks.request import read_request
 
 pytestmark = pytest.mark.skipif(shutil.which("php") is None, reason="php not found: apt-get install php-cli")
@@ -61,6 +63,9 @@ def bed(tmp_path: Path, stub: Stub, monkeypatch: pytest.MonkeyPatch) -> Path:
     stub.use_site(state)
     monkeypatch.setenv("AI_PG_SITE_DRIVER", "ddev")
     monkeypatch.setenv("AI_PG_ESCROW_DIR", str(tmp_path / "escrow"))
+    # A DDEV bed's baselines and records default to the operator's HOME, outside the project.
+    (tmp_path / "home").mkdir()
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
     monkeypatch.setenv("GIT_AUTHOR_NAME", "t")
     monkeypatch.setenv("GIT_AUTHOR_EMAIL", "t@t")
     monkeypatch.setenv("GIT_COMMITTER_NAME", "t")
@@ -78,6 +83,11 @@ def cli(capfd: pytest.CaptureFixture[str]) -> Cli:
         return rc, out, err
 
     return call
+
+
+def runs(bed: Path) -> Path:
+    """The bed's run records, where the settings put them (outside a DDEV project)."""
+    return runs_dir(bed, Settings.from_environ())
 
 
 def site_state(bed: Path) -> dict[str, Any]:
@@ -171,7 +181,7 @@ def attempt(cli: Cli, bed: Path, task: dict[str, Any], agent: str) -> float:
     rc, out, err = cli(run_cli.main, *approot, task["id"], f"--agent={agent}", "--json")
     assert rc == 0, err
     run_id = json.loads(out)["run_id"]
-    request = read_request(bed / ".ai-proving-ground" / "runs" / run_id / "request.json")
+    request = read_request(runs(bed) / run_id / "request.json")
     assert request.site_command[-1] == "drush"  # $APG_SITE: drush through the ddev driver
     if site_state(bed)["config"].get("views.view.kb_billing"):
         # What Drupal's Views lists for the stored view: the billing articles by weight.
@@ -238,7 +248,7 @@ def test_a_confined_adapter_reaches_the_site_through_the_broker_an_unconfined_on
     rc, out, err = cli(run_cli.main, "--approot", str(bed), "dv01_view_build", "--agent=oracle", "--json")
     assert rc == 0, err
     record = json.loads(out)
-    run_dir = bed / ".ai-proving-ground" / "runs" / record["run_id"]
+    run_dir = runs(bed) / record["run_id"]
     assert json.loads((run_dir / "run.json").read_text())["sandbox"] == record["sandbox"]
     brokered = record["sandbox"].get("site_broker")
     if sandbox == "none":
@@ -283,7 +293,7 @@ def test_an_unconfined_adapter_finds_ddevs_global_config_a_confined_one_never_se
                        "--agent=global-config-reader", "--json")
     assert rc == 0, err
     record = json.loads(out)
-    run_dir = bed / ".ai-proving-ground" / "runs" / record["run_id"]
+    run_dir = runs(bed) / record["run_id"]
     seen = (run_dir / "seen-global-config").read_text()
     if sandbox == "none":
         assert seen == "instrumentation_opt_in: false\n"

@@ -135,21 +135,29 @@ def test_an_existing_set_needs_force(bed: Path, tmp_path: Path, apg: MainRunner,
     assert apg("verify", "--approot", str(bed)).rc == 0
 
 
-def test_project_name_and_a_container_baseline_dir(
+def test_project_name_and_a_ddev_beds_baseline_dir_outside_the_project(
         bed: Path, tmp_path: Path, apg: MainRunner, snapshot_grader: Path,
         monkeypatch: pytest.MonkeyPatch) -> None:
     (bed / ".ddev" / "config.yaml").write_text("name: my-bed\ntype: drupal\n")
     (bed / "state").mkdir()
     os.rename(bed / ".ai-proving-ground", bed / "state" / "apg")
     monkeypatch.setenv("AI_PG_ESCROW_DIR", str(tmp_path / "escrow"))
+    # Issue 19: a DDEV web container writes the whole project, so a baseline there (named as
+    # the container sees it or not) is refused; outside the project it is escrowed.
     monkeypatch.setenv("AI_PG_BASELINE_DIR", "/var/www/html/state/apg")
+    refused = apg("escrow", "--approot", str(bed))
+    assert refused.rc == 2 and refused.err.startswith("APG_BASELINE_DIR_UNSAFE"), refused.err
+    assert "unset AI_PG_BASELINE_DIR" in refused.err and not (tmp_path / "escrow").exists()
+    outside = tmp_path / "outside-apg"
+    os.rename(bed / "state" / "apg", outside)
+    monkeypatch.setenv("AI_PG_BASELINE_DIR", str(outside))
     result = apg("escrow", "--approot", str(bed))
     assert result.rc == 0, result.err
     set_dir = Path(result.out.strip())
     assert set_dir.parent == tmp_path / "escrow" / "my-bed"
     baseline = json.loads((set_dir / "escrow.json").read_text())["baseline"]
-    assert (baseline["configured"], baseline["relative"]) == ("/var/www/html/state/apg", "state/apg")
-    assert baseline["dir"] == str(bed.resolve() / "state" / "apg")
+    assert (baseline["configured"], baseline["relative"]) == (str(outside), None)
+    assert baseline["dir"] == str(outside)
     assert apg("verify", "--approot", str(bed)).rc == 0
 
 

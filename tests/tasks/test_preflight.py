@@ -13,6 +13,8 @@ from typing import Any
 
 import pytest
 
+from ai_proving_ground.baselines.store import runs_dir
+from ai_proving_ground.settings import Settings
 from ai_proving_ground.tasks.preflight import inspect_bed, preflight
 
 Run = Callable[..., Any]  # the conftest ``apg`` fixture
@@ -350,7 +352,7 @@ def add_adapter(approot: Path, name: str, header: str, body: str = "") -> None:
 
 
 def the_run(approot: Path) -> tuple[Path, dict[str, Any]]:
-    [run_dir] = (approot / ".ai-proving-ground" / "runs").iterdir()
+    [run_dir] = runs_dir(approot, Settings.from_environ()).iterdir()  # a DDEV bed's: outside it
     return run_dir, json.loads((run_dir / "run.json").read_text(encoding="utf-8"))
 
 
@@ -494,6 +496,7 @@ def everything_written(run_dir: Path) -> str:
 def test_a_planted_secret_never_appears_when_refused(approot: Path, apg: Run,
                                                      monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("ANTHROPIC_API_KEY", SECRET)
+    monkeypatch.setenv("HOME", str(approot.parent))  # a DDEV project's records go under HOME
     add_adapter(approot, "agent", "## Credentials: bed-scoped")
     plant_secrets(approot)
     rc, out, err = run(apg, approot, "agent")
@@ -508,6 +511,7 @@ def test_a_planted_secret_never_appears_when_refused(approot: Path, apg: Run,
 def test_a_planted_secret_never_appears_when_overridden(approot: Path, apg: Run,
                                                         monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("ANTHROPIC_API_KEY", SECRET)
+    monkeypatch.setenv("HOME", str(approot.parent))  # a DDEV project's records go under HOME
     monkeypatch.setenv("AI_PG_ALLOW_HOST_CREDS", "1")
     add_adapter(approot, "agent", "## Credentials: bed-scoped",
                 "env > \"$APG_RUN_DIR/adapter-env\"; env")

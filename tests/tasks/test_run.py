@@ -25,6 +25,8 @@ from typing import Any
 
 import pytest
 
+from ai_proving_ground.baselines.store import runs_dir
+from ai_proving_ground.settings import Settings
 from ai_proving_ground.sites.embedded.driver import EmbeddedSite
 from ai_proving_ground.tasks.dataset import load_dataset, resolve_task
 from ai_proving_ground.tasks.request import read_request
@@ -92,7 +94,7 @@ def add_adapter(approot: Path, name: str, body: str, header: str = "## Credentia
 
 
 def run_dirs(approot: Path) -> list[Path]:
-    runs = approot / ".ai-proving-ground" / "runs"
+    runs = runs_dir(approot, Settings.from_environ())  # a DDEV bed's lie outside it
     return sorted(runs.iterdir()) if runs.is_dir() else []
 
 
@@ -327,7 +329,9 @@ def test_adapter_environment_is_allow_listed(plain: Path, dataset: Path, apg: Ru
 
 
 def test_request_reaches_the_adapter_by_environment_and_files(
-        plain: Path, dataset: Path, apg: Run) -> None:
+        plain: Path, dataset: Path, apg: Run, tmp_path: Path,
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("HOME", str(tmp_path))  # a DDEV bed's records go under HOME
     (plain / ".ddev").mkdir()
     (plain / ".ddev" / "config.yaml").write_text("name: my-bed\ntype: drupal11\n")
     add_adapter(plain, "dump", DUMP_ADAPTER)

@@ -10,22 +10,19 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import ClassVar
 
+from ai_proving_ground.escrow.locations import baseline_location
 from ai_proving_ground.fsutil import safe_name
 from ai_proving_ground.records import FieldsRecord, read_record
 from ai_proving_ground.settings import DEFAULT_SETTINGS, Settings
 
 TAG_PREFIX = "apg-baseline-"
-DEFAULT_SUBDIR = ".ai-proving-ground"
 RUNS_SUBDIR = "runs"
 
 
 def baseline_dir(approot: Path, settings: Settings = DEFAULT_SETTINGS) -> Path:
-    """``$AI_PG_BASELINE_DIR``, else ``<approot>/.ai-proving-ground``; relative means app-relative."""
-    raw = settings.baseline_dir
-    if not raw:
-        return approot / DEFAULT_SUBDIR
-    path = Path(raw).expanduser()
-    return path if path.is_absolute() else approot / path
+    """Where the bed's baselines and records live; ``escrow.locations.baseline_location`` is the
+    one owner of that rule (a DDEV bed's lies outside the project)."""
+    return baseline_location(approot, settings).directory
 
 
 @dataclass(frozen=True)

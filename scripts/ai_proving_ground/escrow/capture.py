@@ -21,6 +21,7 @@ from typing import Any
 
 from ai_proving_ground.baselines import grader_tree
 from ai_proving_ground.baselines.locking import bed_lock
+from ai_proving_ground.baselines.public_files import snapshot_paths
 from ai_proving_ground.baselines.store import Baseline
 from ai_proving_ground.baselines.tree import require_repository
 from ai_proving_ground.errors import ApgError
@@ -37,7 +38,6 @@ from ai_proving_ground.escrow.judging import judging_roots
 from ai_proving_ground.escrow.locations import (
     BaselineLocation,
     baseline_location,
-    baseline_names,
     escrow_root,
     project_name,
 )
@@ -91,6 +91,15 @@ def escrow(approot: Path, names: Sequence[str], force: bool = False, root: Path 
                 remove_tree(staging)
     _warn_grader_drift(approot, fixture_set, baseline)
     return set_dir
+
+
+def baseline_names(set_key: str) -> list[str]:
+    """Every baseline file of a set, the dump first."""
+    baseline = Baseline(Path("."), set_key)
+    snapshot = snapshot_paths(Path("."), set_key)
+    return [p.name for p in (baseline.dump, snapshot.archive, snapshot.sidecar, snapshot.listing,
+                             baseline.grader_sha256, baseline.grader_files, baseline.versions,
+                             baseline.metadata)]
 
 
 def _fill(staging: Path, approot: Path, fixture_set: FixtureSet, location: BaselineLocation,

@@ -1,18 +1,28 @@
-"""Where escrow puts things and reads them from: the escrow root, the project name, the baseline."""
+"""Where trusted state lives: the escrow root, the project name and the baseline directory.
+
+The one owner of the baseline directory's location (``baselines.store.baseline_dir`` asks here).
+An embedded bed keeps it in the bed (``.ai-proving-ground``), where only the adapter's sandbox
+guards it. A DDEV bed cannot: its web container can write the whole project (drush, PHP), so a
+DDEV bed's baselines and records live outside the project and outside every container mount,
+by default ``~/.ai-proving-ground-beds/<folder>-<hash of the bed's real path>`` (named by the
+path, which no attempt can change, never by ``.ddev/config.yaml``, which an attempt can), and a
+configured one inside the project or a bind source is refused (``APG_BASELINE_DIR_UNSAFE``).
+"""
 
 from __future__ import annotations
 
+import hashlib
 import os
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from ai_proving_ground import yamlio
-from ai_proving_ground.baselines.public_files import snapshot_paths
-from ai_proving_ground.baselines.store import Baseline
 from ai_proving_ground.errors import ApgError
 from ai_proving_ground.escrow import UNSAFE
-from ai_proving_ground.fsutil import safe_name
+from ai_proving_ground.escrow.mounts import bind_sources
+from ai_proving_ground.fsutil import is_within, safe_name
 from ai_proving_ground.layout import BedLayout, is_ddev_project
 from ai_proving_ground.settings import DEFAULT_SETTINGS, Settings
 
@@ -24,6 +34,9 @@ CONTAINER_APPROOT = "/var/www/html"
 
 
 DEFAULT_BASELINE = ".ai-proving-ground"
+# A DDEV bed's default baseline directory is a folder of this one in the operator's HOME.
+DDEV_BASELINES_ROOT = "~/.ai-proving-ground-beds"
+UNSAFE_BASELINE = "APG_BASELINE_DIR_UNSAFE"
 
 
 def escrow_root(settings: Settings = DEFAULT_SETTINGS) -> Path:
@@ -65,9 +78,38 @@ def _plain_relative(raw: str) -> str | None:
 
 
 def baseline_location(approot: Path, settings: Settings = DEFAULT_SETTINGS) -> BaselineLocation:
-    """Like ``baseline_dir``, and a container path under /var/www/html names the host project."""
+    """``$AI_PG_BASELINE_DIR`` (relative: to the bed; a container path under /var/www/html names
+    the host project; ``..`` refused), else the bed's default (see the module doc)."""
     bed = approot.resolve()
+    ddev = _is_ddev_bed(approot, settings)
     raw = settings.baseline_dir
+    if not raw and ddev:
+        location = BaselineLocation(None, None, ddev_default_dir(approot))
+    else:
+        location = _configured(bed, approot, raw)
+    if ddev:
+        _refuse_reachable(location, approot)
+    return location
+
+
+def ddev_default_dir(approot: Path) -> Path:
+    """``~/.ai-proving-ground-beds/<folder>-<12 hex of sha256(real path)>``."""
+    real = os.path.realpath(approot)
+    digest = hashlib.sha256(os.fsencode(real)).hexdigest()[:12]
+    # The folder name only helps a person find the directory; the digest is what tells beds apart.
+    folder = re.sub(r"[^A-Za-z0-9_.-]", "_", os.path.basename(real)).lstrip(".") or "bed"
+    return Path(DDEV_BASELINES_ROOT).expanduser().absolute() / f"{folder}-{digest}"
+
+
+def _is_ddev_bed(approot: Path, settings: Settings) -> bool:
+    # sites.base is the one place that says which driver a bed uses; imported here, not at the
+    # top, because sites.base imports the site drivers' registry that start-up does not need.
+    from ai_proving_ground.sites.base import driver_name_for
+
+    return driver_name_for(approot, settings) == "ddev"
+
+
+def _configured(bed: Path, approot: Path, raw: str | None) -> BaselineLocation:
     text = raw or DEFAULT_BASELINE
     if text.startswith(CONTAINER_APPROOT + "/"):
         text = text[len(CONTAINER_APPROOT) + 1:]
@@ -87,10 +129,19 @@ def baseline_location(approot: Path, settings: Settings = DEFAULT_SETTINGS) -> B
     return BaselineLocation(raw, None, absolute)
 
 
-def baseline_names(set_key: str) -> list[str]:
-    """Every baseline file of a set, the dump first."""
-    baseline = Baseline(Path("."), set_key)
-    snapshot = snapshot_paths(Path("."), set_key)
-    return [p.name for p in (baseline.dump, snapshot.archive, snapshot.sidecar, snapshot.listing,
-                             baseline.grader_sha256, baseline.grader_files, baseline.versions,
-                             baseline.metadata)]
+def _refuse_reachable(location: BaselineLocation, approot: Path) -> None:
+    """A DDEV bed's baseline directory inside the project or a bind source is refused."""
+    fix = ("unset AI_PG_BASELINE_DIR (the default lies outside the project) or set it to a "
+           "directory outside the project and outside every container mount")
+    target = Path(os.path.realpath(location.directory))
+    if location.relative is not None or is_within(target, approot.resolve()):
+        raise ApgError(UNSAFE_BASELINE, f"the baseline directory {location.directory} is inside "
+                       f"the DDEV project {approot}, which its web container can write (drush, "
+                       f"PHP): an attempt could replace what reset restores; {fix}", exit_code=2)
+    # Not strict: a compose file DDEV cannot read keeps the project from starting, and every
+    # command (run's preflight too) must still say what is wrong; escrow refuses it (strict).
+    for source, where in bind_sources(approot, strict=False):
+        if is_within(target, source) or is_within(source, target):
+            raise ApgError(UNSAFE_BASELINE, f"the baseline directory {target} lies under the bind "
+                           f"source {source} ({where}), which a container can write; {fix}",
+                           exit_code=2)

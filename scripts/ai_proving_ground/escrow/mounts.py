@@ -44,8 +44,9 @@ def resolve_source(source: str, approot: Path, where: str) -> Path:
     return Path(os.path.normpath(path)).resolve()
 
 
-def bind_sources(approot: Path) -> list[tuple[Path, str]]:
-    """(host path, where) for every recognised bind source in .ddev/docker-compose.*.yaml."""
+def bind_sources(approot: Path, strict: bool = True) -> list[tuple[Path, str]]:
+    """(host path, where) for every recognised bind source in .ddev/docker-compose.*.yaml; an
+    unreadable file refuses, or with ``strict=False`` is skipped (DDEV cannot start with it)."""
     ddev = BedLayout(approot).ddev
     files = sorted({*ddev.glob("docker-compose.*.yaml"), *ddev.glob("docker-compose.*.yml")})
     found: list[tuple[Path, str]] = []
@@ -53,6 +54,8 @@ def bind_sources(approot: Path) -> list[tuple[Path, str]]:
         try:
             data = yamlio.loads(compose.read_text(encoding="utf-8"))
         except (ApgError, OSError, UnicodeDecodeError) as exc:
+            if not strict:
+                continue
             raise ApgError(UNSAFE, f"{compose} cannot be read ({exc}); refusing (fail closed): "
                            "escrow cannot tell what it mounts") from None
         if not isinstance(data, dict):

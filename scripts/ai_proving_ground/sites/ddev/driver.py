@@ -204,7 +204,7 @@ class DdevSite(SiteDriver):
                 f"no database dump at {src}; capture one first (dump_database / provision)",
             )
         self.project()
-        with importable(src, self.mount) as path:
+        with importable(src) as path:
             self._run(["import-db", f"--file={path}", "--no-progress"])
 
     def rebuild_caches(self) -> None:

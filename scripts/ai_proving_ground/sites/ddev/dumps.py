@@ -12,7 +12,6 @@ from pathlib import Path
 
 from ai_proving_ground.errors import ApgError
 from ai_proving_ground.fsutil import atomic_target
-from ai_proving_ground.sites.ddev.mount import Mount
 
 GZIP_MAGIC = b"\x1f\x8b"
 
@@ -51,18 +50,20 @@ def move_into_place(src: Path, dest: Path) -> None:
 
 
 @contextlib.contextmanager
-def importable(src: Path, mount: Mount) -> Iterator[Path]:
+def importable(src: Path) -> Iterator[Path]:
     """``src`` under a name that tells ``ddev import-db`` how to read it.
 
     import-db decides decompression by the file name, so the name must follow the content:
     gzip as ``.sql.gz``, anything else as ``.sql``. A name that already says so is used as it
-    is; otherwise a link (or copy) with the right name is staged in the project.
+    is; otherwise a link (or copy) with the right name is staged beside ``src``: import-db reads
+    the host file, and beside the baseline (outside the project) the web container cannot
+    replace it while it is read, as it could in the project.
     """
     suffix = ".sql.gz" if is_gzip(src) else ".sql"
     if src.name.endswith(suffix):
         yield src.resolve()
         return
-    alias = mount.stage_path("tmp", f"restore-{uuid.uuid4().hex}{suffix}")
+    alias = src.with_name(f".restore-{uuid.uuid4().hex}{suffix}")
     try:
         os.link(src, alias)
     except OSError:
