@@ -217,3 +217,22 @@ def grade(session: nox.Session) -> None:
 def campaign(session: nox.Session) -> None:
     """Run a campaign spec (many attempts, seeded order) or report on a campaign directory."""
     _apg(session, "campaign")
+
+
+@nox.session(name="task-cards", python=PYTHON, default=False)
+def task_cards(session: nox.Session) -> None:
+    """Write docs/tasks/<task>.md for every shipped task (a test fails when one is stale)."""
+    _install(session)
+    session.run("apg", "task", "card", "--write", "docs/tasks", *session.posargs)
+
+
+@nox.session(python=PYTHON, default=False)
+def mutate(session: nox.Session) -> None:
+    """Prove every shipped task's graders (apg task mutate --all), keep the scores in
+    docs/tasks/mutation-scores.json and write the cards again. Not a default session: it grades
+    every mutant of every task, so CI runs it only for dv01 (in the tests)."""
+    _install(session)
+    # The cards are written even when a score is under the threshold: they show it.
+    session.run("apg", "task", "mutate", "--all", "--record-score", *session.posargs,
+                success_codes=[0, 1])
+    session.run("apg", "task", "card", "--write", "docs/tasks")

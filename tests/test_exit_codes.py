@@ -31,10 +31,11 @@ BED_COMMANDS: dict[str, list[str]] = {
     "verify": [],
 }
 # The rest need no bed: they make one, compute from the shipped files, or read a campaign or
-# a run directory.
+# a run directory (`task` makes its own beds; `tasks` reads the dataset).
 # `drush` needs a DDEV project, not an embedded bed: elsewhere it exits 2 with APG_USAGE naming
 # the embedded site's command line (tests/ddev checks that refusal).
-NO_BED_COMMANDS = {"bed", "hash", "manifest-union", "campaign", "completion", "transcript", "drush"}
+NO_BED_COMMANDS = {"bed", "hash", "manifest-union", "campaign", "completion", "transcript", "drush",
+                   "tasks", "task"}
 
 
 def test_the_table_covers_every_command() -> None:

@@ -24,6 +24,8 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "reset": ("reset", "restore the baseline and check the bed is fit to grade"),
     "run": ("run", "hand a task to an agent adapter and record the attempt"),
     "grade": ("grade", "grade a task on live state; print an every_eval_ever envelope"),
+    "tasks": ("tasks", "list a dataset's tasks"),
+    "task": ("task", "prove a task: mutate its graders, verify its reference, render its card"),
     "results": ("results", "list the stored grade envelopes"),
     "transcript": ("transcript", "re-parse an agent run's raw CLI output into its normalized record"),
     "escrow": ("escrow", "save the baseline and the verifier outside the project"),

@@ -1,0 +1,77 @@
+"""The beds a task is proven on: a provisioned template of the task's fixtures, a clone of it
+(cheap: the embedded site is a directory) that every build is graded on after a fresh reset, and
+the reference applied as the oracle applies it: each step through the bed's site command line,
+a child process, stopping at the first that fails.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from ai_proving_ground import proc
+from ai_proving_ground.baselines.provision import provision
+from ai_proving_ground.baselines.reset import require_baseline, reset
+from ai_proving_ground.baselines.tree import BaselineTree, read_tree
+from ai_proving_ground.bed import clone_bed, init_bed
+from ai_proving_ground.errors import ApgError
+from ai_proving_ground.settings import Settings
+from ai_proving_ground.sites.embedded.driver import EmbeddedSite
+from ai_proving_ground.tasks.site_access import site_command
+
+STEP_TIMEOUT_S = 120.0
+
+
+def bed_settings(settings: Settings, dataset: Path, fixtures: Sequence[str]) -> Settings:
+    """The caller's settings for a bed of our own: its baseline lives in it, the dataset is the
+    one being proven, nothing is stored in the results store."""
+    return dataclasses.replace(settings, approot=None, baseline_dir=None, dataset=str(dataset),
+                               fixtures=tuple(fixtures), no_import=True, site_driver=None)
+
+
+@dataclass
+class ProvingBed:
+    """A clone of a provisioned template, reset before every build."""
+
+    path: Path
+    fixtures: tuple[str, ...]
+    settings: Settings
+    tree: BaselineTree  # the baseline tag's files, read once: reset then runs no git
+
+    @classmethod
+    def make(cls, scratch: Path, fixtures: Sequence[str], settings: Settings) -> ProvingBed:
+        template, path = scratch / "template", scratch / "bed"
+        try:
+            site = init_bed(template, fixtures, settings)
+            provision(template, fixtures, site, settings)
+            clone_bed(template, path, settings)
+            baseline = require_baseline(path, fixtures, settings)
+            tree = read_tree(path, baseline.tag)
+        except OSError as exc:
+            raise ApgError("APG_MUTATE_BED", f"could not make a bed in {scratch}: {exc}") from None
+        return cls(path=path, fixtures=tuple(fixtures), settings=settings, tree=tree)
+
+    @property
+    def site(self) -> EmbeddedSite:
+        return EmbeddedSite(self.path)
+
+    def fresh(self) -> EmbeddedSite:
+        """Reset to the baseline; a bed that does not reset proves nothing."""
+        outcome = reset(self.path, self.fixtures, self.site, self.settings, self.tree)
+        if outcome.failures:
+            raise ApgError("APG_MUTATE_BED", f"{self.path} does not reset: "
+                           f"{'; '.join(outcome.failures)}")
+        return self.site
+
+    def apply_steps(self, steps: Sequence[Sequence[str]], env: Mapping[str, str]) -> str | None:
+        """Run the steps as the oracle does; None, or why the first failing step failed."""
+        command = site_command(self.path)
+        for number, step in enumerate(steps, start=1):
+            done = proc.run([*command, "--approot", str(self.path), *step], cwd=self.path,
+                            env=env, timeout_s=STEP_TIMEOUT_S)
+            if not done.ok:
+                tail = (done.error or done.stderr.decode(errors="replace")).strip()[-500:]
+                return f"step {number}/{len(steps)} ({step[0]}) failed: {tail}"
+        return None

@@ -1,0 +1,93 @@
+"""What a build does, as a visitor and a grader would see it, object by object: a mutant whose
+behaviour equals the reference's on every object either touches is equivalent, not wrong.
+
+- a view: each display executed (what a visitor gets, its rows in order), whether it is
+  enabled and each page's path;
+- a page region: whether it is enabled, and its component tree;
+- a Canvas page: its title, status, fields and component tree;
+- any other config object or entity: its data.
+
+A tree is compared as a visitor gets it: nested by parent and slot, in order, without UUIDs
+(a component saved anew under another UUID renders the same).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+from ai_proving_ground.mutation.canvas_ops import PAGE_TREE, REGION_PREFIX, REGION_TREE
+from ai_proving_ground.mutation.state import SiteState
+from ai_proving_ground.mutation.views_ops import VIEW_PREFIX
+from ai_proving_ground.sites.base import SiteDriver, StateQuery, ViewQuery
+
+Behaviour = dict[str, Any]
+
+
+def behaviour(site: SiteDriver, state: SiteState, names: Iterable[str]) -> Behaviour:
+    """The behaviour of each named config object or entity UUID, in one driver round trip."""
+    names = sorted(set(names))
+    queries = [ViewQuery(n.removeprefix(VIEW_PREFIX), display)
+               for n in names if n.startswith(VIEW_PREFIX) and isinstance(state.config.get(n), dict)
+               for display in sorted(state.config[n].get("display") or {})]
+    answer = site.read_state(StateQuery(views=tuple(queries))) if queries else None
+    executed = {(q.view_id, q.display_id): r
+                for q, r in zip(queries, answer.views if answer else [], strict=True)}
+    found: Behaviour = {}
+    for name in names:
+        if name in state.entities or name not in state.config:
+            found[name] = _entity(state, name)
+        elif name.startswith(VIEW_PREFIX):
+            found[name] = _view(state.config[name], name.removeprefix(VIEW_PREFIX), executed)
+        elif name.startswith(REGION_PREFIX):
+            data = state.config[name] or {}
+            found[name] = {"status": data.get("status", True),
+                           "tree": nested(data.get(REGION_TREE) or [])}
+        else:
+            found[name] = state.config[name]
+    return found
+
+
+def _view(view: Any, view_id: str, executed: dict[tuple[str, str], Any]) -> Any:
+    if not isinstance(view, dict):
+        return view
+    displays = {}
+    for display_id, display in sorted((view.get("display") or {}).items()):
+        result = executed[(view_id, display_id)]
+        options = (display or {}).get("display_options") or {}
+        # A disabled display serves no page, whatever executing it lists.
+        displays[display_id] = {"path": options.get("path"),
+                                "enabled": options.get("enabled", True) is not False,
+                                "outcome": result.outcome,
+                                "error": result.error, "rows": [r.uuid for r in result.rows]}
+    return displays
+
+
+def _entity(state: SiteState, uuid: str) -> Any:
+    entity = state.entities.get(uuid)
+    if entity is None:
+        return None
+    data = entity.as_json()
+    if isinstance(entity.fields.get(PAGE_TREE), list):
+        data["fields"] = {k: v for k, v in entity.fields.items() if k != PAGE_TREE}
+        data["tree"] = nested(entity.fields[PAGE_TREE])
+    return data
+
+
+def nested(components: list[Any]) -> dict[str, Any]:
+    """A component list as a visitor gets it: roots in order, each with its slots' children;
+    components whose parent is not in the tree apart (they render nowhere)."""
+    known = {c.get("uuid") for c in components if isinstance(c, dict)}
+
+    def node(component: dict[str, Any]) -> dict[str, Any]:
+        slots: dict[str, list[Any]] = {}
+        for child in components:
+            if isinstance(child, dict) and child.get("parent_uuid") == component.get("uuid"):
+                slots.setdefault(str(child.get("slot")), []).append(node(child))
+        return {"component_id": component.get("component_id"),
+                "inputs": component.get("inputs") or {}, "slots": slots}
+
+    items = [c for c in components if isinstance(c, dict)]
+    return {"roots": [node(c) for c in items if c.get("parent_uuid") is None],
+            "orphans": [node(c) for c in items
+                        if c.get("parent_uuid") is not None and c.get("parent_uuid") not in known]}

@@ -1,0 +1,162 @@
+"""``apg task mutate``'s flow: nop and the reference graded on fresh resets, then every mutant.
+
+1. a bed of the task's fixtures (:mod:`.beds`); its baseline state read;
+2. nop: the fresh bed graded as it is (it must fail);
+3. the reference applied as the oracle applies it, its state read, what it changed listed and
+   its behaviour recorded; the database dumped, so every mutant starts from exactly this state;
+4. the mutants derived from it (:mod:`.registry`), each on a fresh reset with the reference's
+   database restored and its writes made, its behaviour compared with the reference's
+   (:mod:`.behaviour`: equal is ``equivalent``) and graded as ``apg grade`` grades (public checks
+   and the hidden verifier);
+5. the reference graded (it must pass).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import io
+import tempfile
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+from ai_proving_ground import report
+from ai_proving_ground.errors import ApgError
+from ai_proving_ground.mutation.beds import ProvingBed, bed_settings
+from ai_proving_ground.mutation.behaviour import Behaviour, behaviour
+from ai_proving_ground.mutation.registry import Context, Mutant, derive
+from ai_proving_ground.mutation.result import DEFAULT_THRESHOLD, BuildResult, MutationReport
+from ai_proving_ground.mutation.state import apply_writes, read_site
+from ai_proving_ground.mutation.views_ops import VIEW_PREFIX
+from ai_proving_ground.settings import Settings
+from ai_proving_ground.tasks.dataset import Dataset, Task, resolve_task
+from ai_proving_ground.tasks.grade import GradeRequest, grade
+
+REFERENCE_DUMP = "reference.dump"
+
+
+@dataclass(frozen=True)
+class MutateOptions:
+    task_id: str
+    dataset: str | None
+    approot: Path  # where a relative --dataset is looked up first
+    settings: Settings
+    env: Mapping[str, str]  # the oracle's steps' environment (the edge's, child-safe)
+    threshold: float = DEFAULT_THRESHOLD
+    operators: tuple[str, ...] = ()  # operator name prefixes to derive; empty: every operator
+
+
+def provable(options_task: str, dataset: str | None, approot: Path,
+             settings: Settings) -> tuple[Dataset, Task]:
+    """The task, refused (exit 2) when it has no checks or no reference to derive from."""
+    found, task = resolve_task(options_task, dataset, approot, settings)
+    if not task.checks:
+        raise ApgError("APG_MUTATE_UNPROVABLE", f"task {task.id} has no checks: nothing grades "
+                       "a build; add checks to it in the dataset", exit_code=2)
+    if not task.reference_steps:
+        raise ApgError("APG_MUTATE_UNPROVABLE", f"task {task.id} has no reference_solution: "
+                       "wrong builds are derived from it; add one to the dataset", exit_code=2)
+    return found, task
+
+
+def mutate(options: MutateOptions) -> MutationReport:
+    """Every build graded; the beds' own diagnostics (provision, each reset) are not the
+    report's, so they stay out of the caller's streams."""
+    dataset, task = provable(options.task_id, options.dataset, options.approot, options.settings)
+    with report.redirected(io.StringIO(), io.StringIO()):
+        return _mutate(options, dataset, task)
+
+
+def _mutate(options: MutateOptions, dataset: Dataset, task: Task) -> MutationReport:
+    with tempfile.TemporaryDirectory(prefix="apg-mutate-") as scratch:
+        settings = bed_settings(options.settings, dataset.path, task.fixtures)
+        bed = ProvingBed.make(Path(scratch), task.fixtures, settings)
+        judge = Judge(dataset, task, bed, settings)
+        baseline = read_site(bed.fresh())
+        nop = judge.build("nop", "nop", "nothing done (the nop adapter)", "nop")
+        bed.fresh()
+        failure = bed.apply_steps(task.reference_steps, options.env)
+        if failure is not None:
+            raise ApgError("APG_MUTATE_REFERENCE_FAILED", f"task {task.id}'s reference solution "
+                           f"does not apply on a fresh bed: {failure}")
+        state = read_site(bed.site)
+        changed = (*state.changed_config(baseline), *state.changed_entities(baseline))
+        expected = behaviour(bed.site, state, changed)
+        context = Context(baseline=baseline, reference=state,
+                          changed_config=tuple(state.changed_config(baseline)),
+                          changed_entities=tuple(state.changed_entities(baseline)),
+                          view_rows=_view_rows(expected))
+        keep = options.operators
+        mutants = derive(context, lambda name: not keep or name.startswith(keep))
+        extra = {n for m in mutants for n in m.writes.names()} - set(changed)
+        expected.update(behaviour(bed.site, state, extra))
+        dump = Path(scratch) / REFERENCE_DUMP
+        bed.site.dump_database(dump)
+        reference = judge.build("reference", "reference", "the task's reference solution",
+                                "reference")
+        results = [judge.mutant(mutant, dump, changed, expected) for mutant in mutants]
+    return MutationReport(task_id=task.id, dataset=dataset.name, dataset_sha256=dataset.sha256,
+                          task_sha256=task.sha256, threshold=options.threshold,
+                          reference=reference, nop=nop, mutants=results)
+
+
+def _view_rows(found: Behaviour) -> dict[tuple[str, str], tuple[str, ...]]:
+    return {(name.removeprefix(VIEW_PREFIX), display): tuple(result["rows"])
+            for name, displays in found.items()
+            if name.startswith(VIEW_PREFIX) and isinstance(displays, dict)
+            for display, result in displays.items() if isinstance(result, dict)}
+
+
+@dataclass
+class Judge:
+    """Grades the bed as ``apg grade`` does: the public checks, then the hidden verifier."""
+
+    dataset: Dataset
+    task: Task
+    bed: ProvingBed
+    settings: Settings
+
+    def verdict(self) -> tuple[str | None, list[str], str]:
+        """(pass/fail or None, the failed checks, why it could not be graded)."""
+        request = GradeRequest(approot=self.bed.path, task_id=self.task.id,
+                               dataset=str(self.dataset.path), settings=self.settings)
+        # A build's diagnostics are not the report's: they would bury it.
+        with report.redirected(io.StringIO(), io.StringIO()):
+            try:
+                envelope = grade(request, self.bed.site)
+            except ApgError as exc:
+                return None, [], str(exc)
+        details = envelope["evaluation_results"][0]["score_details"]["details"]
+        failed = [c for c in str(details["failed_checks"]).split(", ") if c]
+        if details.get("hidden_verifier") == "fail":
+            failed.append("hidden-verifier")
+        return str(details["verdict"]), failed, ""
+
+    def build(self, name: str, operator: str, description: str, status: str) -> BuildResult:
+        verdict, failed, message = self.verdict()
+        return BuildResult(name=name, operator=operator, description=description,
+                           status=status if verdict else "error", verdict=verdict,
+                           failed_checks=failed, message=message)
+
+    def mutant(self, mutant: Mutant, dump: Path, changed: tuple[str, ...],
+               expected: Behaviour) -> BuildResult:
+        site = self.bed.fresh()
+        site.restore_database(dump)
+        base = BuildResult(name=mutant.name, operator=mutant.operator,
+                           description=mutant.description, status="error")
+        try:
+            apply_writes(site, mutant.writes)
+        except ApgError as exc:  # the site refuses it, as it would refuse an agent's write
+            return dataclasses.replace(base, status="stillborn", message=str(exc))
+        names = {*changed, *mutant.writes.names()}
+        found = behaviour(site, read_site(site), names)
+        same = found == {name: expected.get(name) for name in names}
+        verdict, failed, message = self.verdict()
+        if verdict is None:
+            status = "error"
+        elif same:
+            status = "equivalent"
+        else:
+            status = "killed" if verdict == "fail" else "survived"
+        return dataclasses.replace(base, status=status, verdict=verdict, failed_checks=failed,
+                                   message=message)
