@@ -48,6 +48,24 @@ def strip_config(data: Any) -> Any:
     return data
 
 
+def comparable_config(data: Any) -> Any:
+    """Shipped config in a form two sites agree on: stripped, every empty list or map ``{}``.
+
+    PHP has one empty array, so Drupal hands an empty mapping back as ``[]`` through JSON (and
+    writes every empty array ``{  }`` in its own YAML export), while the embedded site keeps the
+    two apart. Config that differs only there is the same config.
+    """
+    return _empty_as_map(strip_config(data))
+
+
+def _empty_as_map(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {k: _empty_as_map(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_empty_as_map(v) for v in value] if value else {}
+    return value
+
+
 def _owned(name: str, prefixes: Sequence[str]) -> bool:
     return any(name.startswith(prefix) for prefix in prefixes)
 

@@ -42,6 +42,13 @@ namespace Drupal\user {
   interface UserInterface extends \Drupal\Core\Entity\ContentEntityInterface {}
 }
 
+namespace Drupal\user\Entity {
+  // The anonymous account a visitor's access is checked for.
+  final class User {
+    public static function getAnonymousUser(): object { return (object) ['uid' => 0]; }
+  }
+}
+
 namespace Composer {
   // What Composer's runtime API answers: the installed packages and their source references.
   final class InstalledVersions {
@@ -183,7 +190,8 @@ namespace {
   }
 
   final class FakeDisplayHandler {
-    public function __construct(private array $broken) {}
+    public function __construct(private array $broken, private bool $enabled = TRUE) {}
+    public function isEnabled(): bool { return $this->enabled; }
     public function getHandlers(string $type): array {
       $handlers = ['nid' => new FakeHandler(FALSE)];
       foreach ($this->broken as $name) {
@@ -228,7 +236,8 @@ namespace {
       if ($this->storage->getDisplay($id) === NULL) {
         return FALSE;
       }
-      $this->display_handler = new FakeDisplayHandler($this->spec['broken'] ?? []);
+      $this->display_handler = new FakeDisplayHandler($this->spec['broken'] ?? [],
+        !in_array($id, $this->spec['disabled_displays'] ?? [], TRUE));
       return TRUE;
     }
     public function validate(): array { return $this->spec['validate'] ?? []; }
@@ -321,6 +330,47 @@ namespace {
     public function getPendingUpdateInformation(): array { return $this->pending; }
   }
 
+  /** A route as the router holds it: its path and defaults (a view's view_id, display_id). */
+  final class FakeRoute {
+    public function __construct(private array $spec) {}
+    public function getPath(): string { return $this->spec['path']; }
+    public function getDefault(string $key) { return $this->spec[$key] ?? NULL; }
+  }
+
+  /** An entity a route serves; anonymous may view it when it is published. */
+  final class FakeRoutedEntity implements \Drupal\Core\Entity\ContentEntityInterface {
+    public function __construct(private array $spec) {}
+    public function getEntityTypeId(): string { return $this->spec['entity_type']; }
+    public function uuid(): string { return $this->spec['uuid']; }
+    public function access(string $operation, object $account): bool {
+      return $operation === 'view' && ($account->uid ?? NULL) === 0 && !empty($this->spec['published']);
+    }
+  }
+
+  /**
+   * Aliases, the router's candidates and its matcher. PAGES = {"aliases": {alias: system path},
+   * "routes": [{"path", "view_id", "display_id"} | {"path", "entity": {"entity_type", "uuid",
+   * "published"}}]}, routes in the order the router sorts them (fit, then name).
+   */
+  final class FakeRouting {
+    public function __construct(private array $pages) {}
+    public function getPathByAlias(string $alias): string { return $this->pages['aliases'][$alias] ?? $alias; }
+    public function getRoutesByPattern(string $pattern): array {
+      // Candidates share the pattern's outline: a placeholder route at the same depth is one.
+      $depth = count(explode('/', trim($pattern, '/')));
+      return array_map(fn ($r) => new FakeRoute($r), array_values(array_filter(
+        $this->pages['routes'] ?? [], fn ($r) => count(explode('/', trim($r['path'], '/'))) === $depth)));
+    }
+    public function match(string $path): array {
+      foreach ($this->pages['routes'] ?? [] as $route) {
+        if ($route['path'] === $path && isset($route['entity'])) {
+          return ['_route' => 'entity', 'entity' => new FakeRoutedEntity($route['entity'])];
+        }
+      }
+      throw new \RuntimeException("No route found for \"$path\"");
+    }
+  }
+
   function build_drupal(array $site): void {
     $modules = new FakeModules($site['modules'] ?? []);
     $types = new FakeEntityTypes($site);
@@ -400,6 +450,16 @@ namespace {
       $out[] = ['answer' => $method->invoke($apg_probe, $question), 'arguments' => FakeView::$arguments];
     }
     print json_encode($out, $flags) . "\n";
+    exit(0);
+  }
+  if ($spec['call'] === 'pageMany') {
+    // {"views": {id: VIEW}, "pages": PAGES, "questions": [{"path"}]} -> [page()].
+    \Drupal\views\Views::$specs = $spec['views'] ?? [];
+    $routing = new FakeRouting($spec['pages']);
+    \Drupal::$services = ['path_alias.manager' => $routing, 'router.route_provider' => $routing,
+      'router.no_access_checks' => $routing];
+    $method = new \ReflectionMethod($apg_probe, 'page');
+    print json_encode(array_map(fn ($q) => $method->invoke($apg_probe, $q), $spec['questions']), $flags) . "\n";
     exit(0);
   }
   if ($spec['call'] === 'fieldItemsMany') {

@@ -7,7 +7,7 @@ existing UUIDs skipped), ``config:set``/``config:get``/``pm:list``/``cr``/``core
 ``ddev import-db`` (the state is the database), and the probe. Stored field values are strings,
 as Drupal's PDO returns them; the probe's answer for entities comes from the project's real
 ``probe.php`` (its ``fieldItems``, run by php on probe_harness.php), so the casting tested is
-the probe's own. Views cannot run here: ``views`` in the state lists what a display executes to.
+the probe's own. Views and served pages: see stub_views.py.
 """
 
 from __future__ import annotations
@@ -18,6 +18,7 @@ import subprocess
 from pathlib import Path
 from typing import Any
 
+import stub_views
 import yaml
 
 HERE = Path(__file__).resolve().parent
@@ -226,8 +227,9 @@ class Site:
             },
             "entities": entities,
             "counts": [self.count(q) for q in request.get("counts") or []],
-            "views": [self.view(q) for q in request.get("views") or []],
+            "views": [stub_views.view_answer(self.state, q) for q in request.get("views") or []],
             "canvas": [self.canvas(ref) for ref in request.get("canvas") or []],
+            "pages": [stub_views.page_answer(self.state, q) for q in request.get("pages") or []],
             "pending_updates": [],
             "versions": self.state["versions"] if request.get("versions") else None,
         }
@@ -261,13 +263,15 @@ class Site:
             if region is None:
                 return None
             label, items = str(region.get("region", ref["key"])), region.get("component_tree") or []
+            status = bool(region.get("status", True))
         else:
             page = self.state["entities"].get(ref["key"])
             if page is None or page["entity_type"] != "canvas_page":
                 return None
             label, items = page["fields"]["title"][0]["value"], page["fields"].get("components", [])
+            status = (page["fields"].get("status") or [{"value": "1"}])[0]["value"] == "1"
         return {"kind": ref["kind"], "key": ref["key"], "label": label,
-                "components": probe_method("componentItems", items)}
+                "components": probe_method("componentItems", items), "status": status}
 
     def export(self, selectors: list[dict[str, Any]]) -> list[dict[str, Any]]:
         """Default-content documents, field values cast by the probe's own fieldItems."""
@@ -300,29 +304,6 @@ class Site:
             for e in self.state["entities"].values()
             if e["entity_type"] == question["entity_type"] and question.get("bundle") in (None, e["bundle"])
         )
-
-    def view(self, question: dict[str, Any]) -> dict[str, Any]:
-        view_id, display = question["view_id"], question.get("display_id") or "default"
-        result = {
-            "view_id": view_id,
-            "display_id": display,
-            "rows": [],
-            "total_rows": 0,
-            "error": None,
-            "outcome": "no such view or display",
-            "messages": [],
-            "broken": [],
-            "ties": [],
-        }
-        rows = self.state.get("views", {}).get(f"{view_id}/{display}")
-        if f"views.view.{view_id}" not in self.state["config"] or rows is None:
-            return result | {"error": f"view {view_id} does not exist"}
-        entities = self.state["entities"]
-        listed = [
-            {"id": entities[u]["id"], "uuid": u, "label": entities[u]["fields"]["title"][0]["value"]}
-            for u in rows
-        ]
-        return result | {"rows": listed, "total_rows": len(listed), "outcome": "rows"}
 
 
 def php_identical(a: Any, b: Any) -> bool:

@@ -16,7 +16,7 @@ from ai_proving_ground.errors import ApgError
 from ai_proving_ground.paths import project_dir
 from ai_proving_ground.schemas import load_schema
 from ai_proving_ground.settings import Settings
-from ai_proving_ground.tasks.checks import _CHECKS
+from ai_proving_ground.tasks.checks import CHECK_TYPES
 from ai_proving_ground.tasks.dataset import (
     load_dataset,
     resolve_dataset_path,
@@ -208,7 +208,7 @@ def test_value_without_json_form_is_refused(tmp_path: Path) -> None:
 
 def test_schema_lists_exactly_the_registered_check_types() -> None:
     enum = load_schema("dataset")["$defs"]["check"]["properties"]["type"]["enum"]
-    assert sorted(enum) == sorted(_CHECKS)
+    assert sorted(enum) == sorted(CHECK_TYPES)
 
 
 def test_yaml_syntax_error(tmp_path: Path) -> None:

@@ -97,6 +97,24 @@ class CanvasTree:
     key: str  # page UUID or region config name
     label: str
     components: tuple[ComponentItem, ...] = ()
+    # A region's config status (a disabled region renders nothing); a page's published state.
+    status: bool = True
+
+
+@dataclass(frozen=True)
+class PageResult:
+    """What an anonymous visitor of a path gets: which routes claim it and what is served."""
+
+    path: str  # as asked, normalized to a leading slash and no trailing one
+    # Every route at the path, in the order the router tries them: "view:ID/DISPLAY" (an
+    # enabled page display of an enabled view) or "<entity_type>:<uuid>" (an alias's target).
+    claims: tuple[str, ...] = ()
+    served: str | None = None  # the claim a visitor gets; None when nothing claims the path
+    # As ViewResult words it for a view; "entity" for a viewable entity; "not served (403)"
+    # for an unpublished one; "not served (404)" when nothing claims the path.
+    outcome: str = "not served (404)"
+    rows: tuple[ViewRow, ...] = ()  # the served view display's rows
+    error: str | None = None
 
 
 @dataclass(frozen=True)
@@ -149,6 +167,13 @@ class ViewQuery:
 
 
 @dataclass(frozen=True)
+class PageQuery:
+    """What a visitor of ``path`` (such as ``/kb/billing``) gets."""
+
+    path: str
+
+
+@dataclass(frozen=True)
 class CanvasRef:
     """A Canvas tree to read: ``page`` by entity UUID or ``region`` by config name."""
 
@@ -176,6 +201,7 @@ class StateQuery:
     counts: tuple[CountQuery, ...] = ()
     views: tuple[ViewQuery, ...] = ()
     canvas: tuple[CanvasRef, ...] = ()
+    pages: tuple[PageQuery, ...] = ()
     pending_updates: bool = False
     versions: bool = False
 
@@ -191,6 +217,7 @@ class StateAnswer:
     counts: list[int] = field(default_factory=list)
     views: list[ViewResult] = field(default_factory=list)
     canvas: list[CanvasTree | None] = field(default_factory=list)
+    pages: list[PageResult] = field(default_factory=list)
     pending_updates: list[PendingUpdate] = field(default_factory=list)
     versions: Versions | None = None
 

@@ -114,7 +114,7 @@ def grade(request: GradeRequest, driver: SiteDriver) -> dict[str, Any]:
                        exit_code=SKIP_EXIT)
     if run is not None:
         check_run_happened(run, task, request.force)
-    outcome = run_checks(task.checks, driver, request.approot)
+    outcome = run_checks(task.checks, driver, request.approot, task.fixtures, request.settings)
     envelope = build_envelope(request, dataset, task, outcome, model, run)
     if request.hidden:
         apply_hidden(envelope, request.approot, dataset, task)

@@ -1,7 +1,8 @@
 """Where a ``view_rows`` check's expected order rests on a sort tie.
 
 Inside rows whose sort keys are equal, Drupal lists them in the database's order (MariaDB's is
-not SQLite's), so a check that expects one order there grades the database, not the agent.
+not SQLite's), so a check that expects one order there grades the database, not the agent; such
+rows belong in one group (``[a, b]``), whose order the check does not judge.
 The dataset validator runs each check's view from the task's reference solution over the
 task's fixture content, with the embedded site's Views engine, and warns where expected rows
 share a tied run.
@@ -73,13 +74,18 @@ def tie_warnings(task_id: str, checks: Sequence[Mapping[str, Any]],
         except ViewError:
             continue  # the solution's view does not execute; grading will say so
         found = [r.uuid if check.get("match", "uuid") == "uuid" else r.label for r in result.rows]
-        expected = list(check.get("rows") or [])
+        # Each expected row's group: a row alone is its own, rows the task lists together
+        # ([a, b]) share one, and their order is not judged.
+        group: dict[str, int] = {}
+        for index, item in enumerate(check.get("rows") or []):
+            group.update(dict.fromkeys(item if isinstance(item, list) else [item], index))
         for start, end in result.ties:
-            tied = [row for row in expected if row in found[start:end]]
-            if len(tied) > 1:
+            tied = [row for row in group if row in found[start:end]]
+            if len({group[row] for row in tied}) > 1:
                 warnings.append(
                     f"task {task_id} check {check.get('id', check['view'])}: the expected order of"
                     f" {len(tied)} rows of {check['view']}/{display} rests on a sort tie (their"
                     " sort keys are equal, so Drupal lists them in the database's order); add a"
-                    " sort that tells them apart, such as nid, as the last sort")
+                    " sort that tells them apart, such as nid, as the last sort, or list them"
+                    " as one group ([a, b]) in rows")
     return warnings

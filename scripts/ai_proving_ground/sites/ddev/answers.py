@@ -59,7 +59,9 @@ def decode_answer(data: dict[str, Any], query: StateQuery) -> StateAnswer:
     answer.entities = unanswered | answer.entities
     answer.config = {name: {} if value == [] else value for name, value in answer.config.items()}
     answer.pending_updates = _stripped(answer.pending_updates)
-    for name, asked in (("counts", query.counts), ("views", query.views), ("canvas", query.canvas)):
+    asked_for = (("counts", query.counts), ("views", query.views), ("canvas", query.canvas),
+                 ("pages", query.pages))
+    for name, asked in asked_for:
         got = len(getattr(answer, name))
         if got != len(asked):
             raise probe_invalid(

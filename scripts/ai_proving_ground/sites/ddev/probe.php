@@ -91,6 +91,7 @@ $apg_probe = new class {
       'counts' => array_map($this->countQuery(...), $q['counts'] ?? []),
       'views' => array_map($this->view(...), $q['views'] ?? []),
       'canvas' => array_map($this->canvas(...), $q['canvas'] ?? []),
+      'pages' => array_map($this->page(...), $q['pages'] ?? []),
       'pending_updates' => !empty($q['pending_updates']) ? $this->pendingUpdates() : [],
       'versions' => !empty($q['versions']) ? $this->versions() : NULL,
     ];
@@ -407,6 +408,13 @@ $apg_probe = new class {
         $result['error'] = "view $view_id has no display $display_id";
         return $result;
       }
+      if ($display_id !== 'default' && !$view->display_handler->isEnabled()) {
+        // A disabled display makes no route: its page path is a 404 whatever its rows.
+        $result['error'] = "display $display_id is disabled";
+        $page = ($view->storage->getDisplay($display_id)['display_plugin'] ?? '') === 'page';
+        $result['outcome'] = $page ? 'not served (display disabled: page path 404)' : 'not served (display disabled)';
+        return $result;
+      }
       // Views drops a broken handler and executes anyway; validate() is where Drupal says so.
       // It changes the handlers it checks, so it runs on an instance of its own.
       $result['messages'] = $this->viewMessages($view_id, $display_id);
@@ -518,6 +526,70 @@ $apg_probe = new class {
     return ['id' => (int) ($row->{$base_field} ?? 0), 'uuid' => '', 'label' => ''];
   }
 
+  // -------------------------------------------------------------------- pages
+
+  /**
+   * What an anonymous visitor of a path gets, worded as the embedded site words it (PageResult).
+   *
+   * The alias is resolved first, as Drupal's inbound path processing does, so an alias's
+   * entity is served whatever view also claims the path. Views routes at the path itself
+   * follow, in the order the router tries them (RouteProvider sorts candidates by fit, then
+   * name); a view makes a route only for an enabled page display of an enabled view.
+   */
+  public function page(array $question): array {
+    $path = '/' . trim((string) ($question['path'] ?? ''), '/');
+    $result = ['path' => $path, 'claims' => [], 'served' => NULL,
+      'outcome' => 'not served (404)', 'rows' => [], 'error' => NULL];
+    $target = NULL;
+    $system = \Drupal::service('path_alias.manager')->getPathByAlias($path);
+    if ($system !== $path) {
+      $target = $this->routedEntity($system);
+      if ($target !== NULL) {
+        $result['claims'][] = $target->getEntityTypeId() . ':' . $target->uuid();
+      }
+    }
+    foreach (\Drupal::service('router.route_provider')->getRoutesByPattern($path) as $route) {
+      $view_id = $route->getDefault('view_id');
+      $display_id = $route->getDefault('display_id');
+      if ($view_id !== NULL && $display_id !== NULL && '/' . trim($route->getPath(), '/') === $path) {
+        $result['claims'][] = "view:$view_id/$display_id";
+      }
+    }
+    if (!$result['claims']) {
+      return $result;
+    }
+    $result['served'] = $result['claims'][0];
+    if ($target !== NULL) {
+      $anonymous = \Drupal\user\Entity\User::getAnonymousUser();
+      $result['outcome'] = $target->access('view', $anonymous) ? 'entity' : 'not served (403)';
+      return $result;
+    }
+    [$view_id, $display_id] = explode('/', substr($result['served'], strlen('view:')), 2);
+    $view = $this->view(['view_id' => $view_id, 'display_id' => $display_id]);
+    $result['outcome'] = $view['outcome'];
+    $result['rows'] = $view['rows'];
+    $result['error'] = $view['error'];
+    return $result;
+  }
+
+  /**
+   * The entity a system path (such as /page/1) routes to, from the matched route's parameters.
+   */
+  private function routedEntity(string $system): ?ContentEntityInterface {
+    try {
+      $match = \Drupal::service('router.no_access_checks')->match($system);
+    }
+    catch (\Exception $e) {
+      return NULL;
+    }
+    foreach ($match as $value) {
+      if ($value instanceof ContentEntityInterface) {
+        return $value;
+      }
+    }
+    return NULL;
+  }
+
   // ------------------------------------------------------------ entity update
 
   /**
@@ -597,6 +669,7 @@ $apg_probe = new class {
       'key' => $uuid,
       'label' => (string) $page->label(),
       'components' => $this->componentItems($page->get('components')->getValue()),
+      'status' => $this->status($page),
     ];
   }
 
@@ -611,6 +684,8 @@ $apg_probe = new class {
       'key' => $name,
       'label' => (string) ($data['region'] ?? $name),
       'components' => $this->componentItems($data['component_tree'] ?? []),
+      // A disabled page region renders nothing.
+      'status' => !empty($data['status'] ?? TRUE),
     ];
   }
 

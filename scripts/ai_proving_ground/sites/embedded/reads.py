@@ -22,7 +22,7 @@ from ai_proving_ground.sites.base import (
     ViewQuery,
     ViewResult,
 )
-from ai_proving_ground.sites.embedded import canvas, modules
+from ai_proving_ground.sites.embedded import canvas, modules, pages
 from ai_proving_ground.sites.embedded.entity_types import ENTITY_TYPES
 from ai_proving_ground.sites.embedded.store import Store
 
@@ -33,6 +33,7 @@ EXTENSION_CONFIG = "core.extension"
 SCHEMA_COLLECTION = "system.schema"
 NO_SUCH_VIEW = "no such view or display"
 DISABLED_PAGE = "not served (disabled: page path 404)"
+DISABLED_DISPLAY_PAGE = "not served (display disabled: page path 404)"
 
 
 @dataclass(frozen=True)
@@ -66,6 +67,9 @@ def answer(approot: Path, store: Store, query: StateQuery) -> StateAnswer:
     answer.counts = [_count(store, q) for q in query.counts]
     answer.views = [_execute_view(store, q) for q in query.views]
     answer.canvas = [_canvas_tree(store, ref) for ref in query.canvas]
+    if query.pages:
+        views_on = "views" in enabled_modules(store)
+        answer.pages = [pages.serve(store, q, _execute_view, views_on) for q in query.pages]
     if facts and query.pending_updates:
         answer.pending_updates = pending_updates(facts)
     if facts and query.versions:
@@ -133,6 +137,11 @@ def _execute_view(store: Store, query: ViewQuery) -> ViewResult:
         page = (displays[display_id] or {}).get("display_plugin") == "page"
         return ViewResult(view_id, display_id, error=f"view {view_id} is disabled",
                           outcome=DISABLED_PAGE if page else "not served (disabled)")
+    if display_id != "default" and not pages.display_enabled(displays[display_id]):
+        # A disabled display makes no route: its page path is a 404 whatever its rows.
+        page = (displays[display_id] or {}).get("display_plugin") == "page"
+        return ViewResult(view_id, display_id, error=f"display {display_id} is disabled",
+                          outcome=DISABLED_DISPLAY_PAGE if page else "not served (display disabled)")
     # Lazy for start-up time, as in _count.
     from ai_proving_ground.sites.embedded.views import ViewError, base_entity_type, execute_view
 
@@ -185,13 +194,15 @@ def _canvas_tree(store: Store, ref: CanvasRef) -> CanvasTree | None:
         if record is None or record.entity_type != "canvas_page":
             return None
         items = record.fields.get("components", [])
-        return CanvasTree("page", ref.key, record.label, canvas.parse_tree(items, ref.key))
+        return CanvasTree("page", ref.key, record.label, canvas.parse_tree(items, ref.key),
+                          status=record.status)
     if ref.kind == "region":
         data = store.config_get(ref.key)
         if not isinstance(data, dict):
             return None
         tree = canvas.parse_tree(data.get("component_tree") or [], ref.key)
-        return CanvasTree("region", ref.key, str(data.get("label", ref.key)), tree)
+        return CanvasTree("region", ref.key, str(data.get("label", ref.key)), tree,
+                          status=data.get("status", True) not in (False, 0, "", "0", None))
     raise ApgError("APG_USAGE", f"canvas reference kind must be page or region, not {ref.kind}",
                    exit_code=2)
 

@@ -1,0 +1,86 @@
+"""What an anonymous visitor of a path gets on the embedded site: the routes that claim it and
+what the first of them serves.
+
+As on Drupal, an alias is resolved before routing (``/home`` is the page entity it names,
+whatever view also claims ``/home``), and a view display makes a route only when the view is
+enabled and the display is a page display that is not disabled (``display_options.enabled``).
+Views routes at one path are tried in route-name order (``view.<id>.<display>``), the order the
+router's SQL gives candidates of equal fit.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from ai_proving_ground.sites.base import EntityRecord, PageQuery, PageResult, ViewQuery, ViewResult
+from ai_proving_ground.sites.embedded.entity_types import ENTITY_TYPES
+from ai_proving_ground.sites.embedded.store import Store
+
+NOT_FOUND = "not served (404)"
+DENIED = "not served (403)"
+
+
+def normalize_path(path: str) -> str:
+    """``kb/billing/`` and ``/kb/billing`` are one path: ``/kb/billing``."""
+    return "/" + path.strip().strip("/")
+
+
+def display_enabled(display: Any) -> bool:
+    """A display runs unless its options say ``enabled`` is off (PHP-empty: false, 0, '')."""
+    options = display.get("display_options") if isinstance(display, Mapping) else None
+    if not isinstance(options, Mapping) or "enabled" not in options:
+        return True
+    return options["enabled"] not in (False, 0, "", "0", None)
+
+
+def view_routes(store: Store, path: str) -> list[str]:
+    """``view:ID/DISPLAY`` for every enabled page display of an enabled view at ``path``."""
+    claims = []
+    names = store.config_names("views.view.")
+    for name, view in sorted(store.config_get_many(names).items()):
+        if not isinstance(view, Mapping) or not view.get("status", True):
+            continue
+        displays = view.get("display")
+        if not isinstance(displays, Mapping):
+            continue
+        for display_id, display in sorted(displays.items(), key=lambda d: str(d[0])):
+            if not isinstance(display, Mapping) or display.get("display_plugin") != "page":
+                continue
+            options = display.get("display_options")
+            own = options.get("path") if isinstance(options, Mapping) else None
+            if (display_enabled(display) and isinstance(own, str)
+                    and normalize_path(own) == path):
+                claims.append(f"view:{name.removeprefix('views.view.')}/{display_id}")
+    return claims
+
+
+def alias_target(store: Store, path: str) -> EntityRecord | None:
+    """The entity whose path alias is ``path``, if any (the first by type and id)."""
+    for entity_type, definition in sorted(ENTITY_TYPES.items()):
+        if "path" not in definition.base_fields:
+            continue
+        for record in store.entities_of(entity_type):
+            for item in record.fields.get("path", []):
+                alias = item.get("alias") if isinstance(item, Mapping) else None
+                if isinstance(alias, str) and alias and normalize_path(alias) == path:
+                    return record
+    return None
+
+
+def serve(store: Store, query: PageQuery,
+          execute: Callable[[Store, ViewQuery], ViewResult], views_on: bool) -> PageResult:
+    """What a visitor of ``query.path`` gets; ``execute`` runs a view display as a visitor."""
+    path = normalize_path(query.path)
+    target = alias_target(store, path)
+    claims = [f"{target.entity_type}:{target.uuid}"] if target is not None else []
+    if views_on:
+        claims += view_routes(store, path)
+    if not claims:
+        return PageResult(path)
+    if target is not None:
+        return PageResult(path, tuple(claims), claims[0],
+                          "entity" if target.status else DENIED)
+    view_id, display_id = claims[0].removeprefix("view:").split("/", 1)
+    result = execute(store, ViewQuery(view_id, display_id))
+    return PageResult(path, tuple(claims), claims[0], result.outcome, result.rows, result.error)

@@ -1,0 +1,193 @@
+"""The ``site_unchanged`` check: nothing outside what the task allows differs from the baseline.
+
+The baseline is what provision imported: the task's fixtures (their config and content files,
+their ownership claims and counts) and the base recipe's config actions (the site name, the
+front page). Live config is compared with the shipped files as ``fixture_plan.comparable_config``
+spells both (so the embedded site and Drupal compare alike), content by label, status and every
+configurable field. A task declares what it may change in ``allow``: config names (an entry
+ending in a dot is a prefix), and content by UUID, ``<entity_type>.<bundle>`` or
+``<entity_type>``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ai_proving_ground.fixture_plan import comparable_config
+from ai_proving_ground.fixtures import load_set
+from ai_proving_ground.paths import BASE_RECIPE_NAME, project_dir
+from ai_proving_ground.sites.base import CountQuery, EntityRecord, StateAnswer
+from ai_proving_ground.sites.embedded.content_model import normalize_items
+from ai_proving_ground.sites.embedded.default_content import ContentDoc, load_content_dir
+from ai_proving_ground.sites.embedded.entity_types import ENTITY_TYPES
+from ai_proving_ground.tasks.checks.base import (
+    MISSING,
+    Check,
+    CheckContext,
+    CheckResult,
+    QueryPlan,
+    check_type,
+    dig,
+)
+from ai_proving_ground.tasks.checks.state import same_stored
+from ai_proving_ground.yamlio import load_yaml
+
+
+@dataclass
+class Baseline:
+    """What provision imported, as the check compares it."""
+
+    config: dict[str, Any] = field(default_factory=dict)  # name -> shipped data
+    actions: dict[str, dict[str, Any]] = field(default_factory=dict)  # name -> {key: value}
+    prefixes: list[str] = field(default_factory=list)  # owned config prefixes
+    content: list[ContentDoc] = field(default_factory=list)
+    counts: dict[tuple[str, str], int] = field(default_factory=dict)
+
+
+def load_baseline(context: CheckContext) -> Baseline:
+    baseline = Baseline()
+    fixture_set = load_set(list(context.fixtures), context.approot, with_facts=True,
+                           settings=context.settings)
+    for fixture in fixture_set.fixtures:
+        for path in sorted((fixture.directory / "config").glob("*.yml")):
+            baseline.config[path.stem] = load_yaml(path, token="APG_CONFIG_INVALID")
+        baseline.prefixes += fixture.owned_config
+        baseline.content += load_content_dir(fixture.directory / "content")
+        for entity_type, bundles in fixture.facts["counts"].items():
+            for bundle, count in bundles.items():
+                key = (entity_type, bundle)
+                baseline.counts[key] = baseline.counts.get(key, 0) + int(count)
+    baseline.actions = base_actions(context.approot)
+    return baseline
+
+
+def base_actions(approot: Path) -> dict[str, dict[str, Any]]:
+    """The base recipe's ``simpleConfigUpdate`` actions: config keys provision set."""
+    recipe = approot / "recipes" / BASE_RECIPE_NAME / "recipe.yml"
+    if not recipe.is_file():
+        recipe = project_dir("recipes") / BASE_RECIPE_NAME / "recipe.yml"
+    data = load_yaml(recipe, token="APG_RECIPE_INVALID") or {}
+    actions = ((data.get("config") or {}).get("actions") or {}) if isinstance(data, dict) else {}
+    return {name: dict(action["simpleConfigUpdate"]) for name, action in actions.items()
+            if isinstance(action, dict) and isinstance(action.get("simpleConfigUpdate"), dict)}
+
+
+@check_type("site_unchanged")
+class SiteUnchanged(Check):
+    """The rest of the site equals its baseline: config, content and counts."""
+
+    baseline: Baseline
+    _counts: dict[tuple[str, str], int]
+
+    def prepare(self, context: CheckContext) -> None:
+        self.baseline = load_baseline(context)
+
+    def _allowed_config(self, name: str) -> bool:
+        return any(name == entry or (entry.endswith(".") and name.startswith(entry))
+                   for entry in (self.spec.get("allow") or {}).get("config") or [])
+
+    def _allowed_content(self, entity_type: str, bundle: str, uuid: str = "") -> bool:
+        allowed = set((self.spec.get("allow") or {}).get("content") or [])
+        return bool({uuid, entity_type, f"{entity_type}.{bundle}"} & allowed)
+
+    def plan(self, plan: QueryPlan) -> None:
+        for name in [*self.baseline.config, *self.baseline.actions]:
+            plan.add(plan.config, name)
+        for prefix in self.baseline.prefixes:
+            plan.add(plan.config_prefixes, prefix)
+        for doc in self.baseline.content:
+            plan.add(plan.entities, doc.uuid)
+        self._counts = {key: plan.add(plan.counts, CountQuery(*key))
+                        for key in sorted(self.baseline.counts)}
+
+    def evaluate(self, answer: StateAnswer, context: CheckContext) -> CheckResult:
+        changes = [*self._config_changes(answer), *self._content_changes(answer)]
+        expected = {"unchanged_but": self.spec.get("allow") or {}}
+        return self.result(not changes, expected, {"changed": changes},
+                           "; ".join(changes[:5]) + (f"; and {len(changes) - 5} more"
+                                                     if len(changes) > 5 else ""))
+
+    def _config_changes(self, answer: StateAnswer) -> list[str]:
+        changes = []
+        for name, shipped in sorted(self.baseline.config.items()):
+            if self._allowed_config(name):
+                continue
+            live = answer.config.get(name)
+            if live is None:
+                changes.append(f"config {name} was deleted")
+            elif comparable_config(live) != comparable_config(shipped):
+                where = _first_key(comparable_config(shipped), comparable_config(live))
+                changes.append(f"config {name} was changed{where}")
+        for name, updates in sorted(self.baseline.actions.items()):
+            if self._allowed_config(name):
+                continue
+            live = answer.config.get(name)
+            for key, value in sorted(updates.items()):
+                now = MISSING if live is None else dig(live, key)
+                if now != value:
+                    changes.append(f"config {name}:{key} is {now!r}, the baseline has {value!r}")
+        for prefix in self.baseline.prefixes:
+            for name in answer.config_names.get(prefix, []):
+                if name not in self.baseline.config and not self._allowed_config(name):
+                    changes.append(f"config {name} was added")
+        return changes
+
+    def _content_changes(self, answer: StateAnswer) -> list[str]:
+        changes = []
+        for doc in self.baseline.content:
+            if self._allowed_content(doc.entity_type, doc.bundle, doc.uuid):
+                continue
+            record = answer.entities.get(doc.uuid)
+            what = f"{doc.entity_type} {doc.uuid}"
+            if record is None:
+                changes.append(f"{what} was deleted")
+                continue
+            changes += [f"{what} {change}" for change in _entity_changes(doc, record)]
+        for key, index in self._counts.items():
+            if self._allowed_content(*key):
+                continue
+            count, baseline = answer.counts[index], self.baseline.counts[key]
+            if count != baseline:
+                changes.append(f"{key[0]} {key[1]}: {count} items, the baseline has {baseline}")
+        return changes
+
+
+def _first_key(shipped: Any, live: Any) -> str:
+    if isinstance(shipped, dict) and isinstance(live, dict):
+        for key in [*shipped, *(k for k in live if k not in shipped)]:
+            if shipped.get(key, MISSING) != live.get(key, MISSING):
+                return f" (at {key})"
+    return ""
+
+
+def _entity_changes(doc: ContentDoc, record: EntityRecord) -> list[str]:
+    definition = ENTITY_TYPES.get(doc.entity_type)
+    label_field = definition.label_field if definition else "title"
+    status_field = definition.status_field if definition else "status"
+    values = {name: normalize_items(items) for name, items in doc.values.items()}
+    label = (values.get(label_field) or [{}])[0].get("value", "")
+    status = (values.get(status_field) or [{"value": True}])[0].get("value", True)
+    changes = []
+    if str(label) != record.label:
+        changes.append(f"was retitled {record.label!r} (the baseline has {label!r})")
+    if not same_stored(bool(status), record.status):
+        changes.append("was " + ("published" if record.status else "unpublished"))
+    base = definition.base_fields if definition else frozenset()
+    for name, items in sorted(values.items()):
+        if name in base or name in (label_field, status_field):
+            continue  # base fields are read by the checks that need them (a page's path)
+        if not _same_items(items, record.fields.get(name, [])):
+            changes.append(f"field {name} was changed")
+    for name in sorted(set(record.fields) - set(values) - base):
+        if record.fields[name]:
+            changes.append(f"field {name} was set")
+    return changes
+
+
+def _same_items(shipped: list[dict[str, Any]], live: list[dict[str, Any]]) -> bool:
+    """Equal as stored, on the properties the fixture writes (a site adds its own)."""
+    return len(shipped) == len(live) and all(
+        all(same_stored(value, got.get(key)) for key, value in item.items())
+        for item, got in zip(shipped, live, strict=True))
