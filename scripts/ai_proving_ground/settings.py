@@ -51,6 +51,7 @@ class Settings:
     sandbox: str | None = None  # AI_PG_SANDBOX: auto (default), bwrap, landlock or none
     sandbox_reads: tuple[str, ...] = ()  # AI_PG_SANDBOX_READS: more read-only paths (":")
     sandbox_hide: tuple[str, ...] = ()  # AI_PG_SANDBOX_HIDE: more paths an adapter never sees
+    site_allow: tuple[str, ...] = ()  # AI_PG_SITE_ALLOW: drush commands/options the broker adds
     log_limit: str | None = None  # AI_PG_LOG_LIMIT: bytes kept of each adapter output stream
 
     @classmethod
@@ -87,6 +88,7 @@ class Settings:
             sandbox=text("AI_PG_SANDBOX"),
             sandbox_reads=paths("AI_PG_SANDBOX_READS"),
             sandbox_hide=paths("AI_PG_SANDBOX_HIDE"),
+            site_allow=tuple(env.get("AI_PG_SITE_ALLOW", "").replace(",", " ").split()),
             log_limit=text("AI_PG_LOG_LIMIT"),
         )
 

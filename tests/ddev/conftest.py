@@ -5,12 +5,13 @@ from __future__ import annotations
 import json
 import os
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 
 import pytest
-from ddev_stub import STUB_SOURCE, Stub
+from ddev_stub import STUB_SOURCE, Cli, Stub, fresh_site_state
 
+from ai_proving_ground.gitutil import git
 from ai_proving_ground.sites.ddev import DdevSite
 
 
@@ -42,3 +43,42 @@ def stub(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Stub]:
 @pytest.fixture
 def ddev_site(approot: Path, stub: Stub) -> DdevSite:
     return DdevSite(approot)
+
+
+@pytest.fixture
+def bed(tmp_path: Path, stub: Stub, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A DDEV project as `ddev config --project-type=drupal10` leaves it, under git."""
+    approot = tmp_path / "bed"
+    (approot / ".ddev").mkdir(parents=True)
+    (approot / ".ddev" / "config.yaml").write_text("name: bed\ntype: drupal10\ndocroot: web\n")
+    (approot / "web" / "sites" / "default" / "files").mkdir(parents=True)
+    (approot / "web" / "sites" / "default" / "files" / ".keep").write_text("")
+    (approot / ".gitignore").write_text("/.ai-proving-ground/\n/vendor/\n")
+    git(approot, ["init", "-q", "-b", "main"])
+    git(approot, ["add", "-A"])
+    git(approot, ["-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "-m", "project"])
+    state = tmp_path / "site-state.json"
+    state.write_text(json.dumps(fresh_site_state()))
+    stub.use_site(state)
+    monkeypatch.setenv("AI_PG_SITE_DRIVER", "ddev")
+    monkeypatch.setenv("AI_PG_ESCROW_DIR", str(tmp_path / "escrow"))
+    # A DDEV bed's baselines and records default to the operator's HOME, outside the project.
+    (tmp_path / "home").mkdir()
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    monkeypatch.setenv("GIT_AUTHOR_NAME", "t")
+    monkeypatch.setenv("GIT_AUTHOR_EMAIL", "t@t")
+    monkeypatch.setenv("GIT_COMMITTER_NAME", "t")
+    monkeypatch.setenv("GIT_COMMITTER_EMAIL", "t@t")
+    return approot
+
+
+@pytest.fixture
+def cli(capfd: pytest.CaptureFixture[str]) -> Cli:
+    # capfd, not capsys: the adapter and the escrowed verifier are child processes.
+    def call(main: Callable[[Sequence[str]], int], *argv: str) -> tuple[int, str, str]:
+        capfd.readouterr()
+        rc = main(list(argv))
+        out, err = capfd.readouterr()
+        return rc, out, err
+
+    return call

@@ -7,6 +7,7 @@ wherever one exists: :func:`drush_capture` turns a capture into a stub rule.
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -14,6 +15,9 @@ import pytest
 import yaml
 
 from ai_proving_ground.errors import ApgError
+
+# An in-process command: main and its argv in, (exit code, stdout, stderr) out.
+Cli = Callable[..., tuple[int, str, str]]
 
 GOLDEN = Path(__file__).with_name("golden")
 STUB_SOURCE = Path(__file__).with_name("stub_ddev.py")

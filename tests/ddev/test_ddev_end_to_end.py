@@ -10,13 +10,13 @@ from __future__ import annotations
 import json
 import shutil
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
 import yaml
-from ddev_stub import Stub, fresh_site_state
+from ddev_stub import Cli, Stub
 
 from ai_proving_ground.baselines.store import runs_dir
 from ai_proving_ground.bench.fixture import write_bench_fixture
@@ -41,48 +41,8 @@ BILLING = [
     "6b0d0c00-0000-4000-8000-000000000011",
     "6b0d0c00-0000-4000-8000-000000000003",
 ]
-Cli = Callable[..., tuple[int, str, str]]
 SHIPPED = Path(__file__).parents[2] / "datasets" / "build_tasks.yml"
 SHIPPED_TASKS = {task["id"]: task for task in yaml.safe_load(SHIPPED.read_text(encoding="utf-8"))["tasks"]}
-
-
-@pytest.fixture
-def bed(tmp_path: Path, stub: Stub, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """A DDEV project as `ddev config --project-type=drupal10` leaves it, under git."""
-    approot = tmp_path / "bed"
-    (approot / ".ddev").mkdir(parents=True)
-    (approot / ".ddev" / "config.yaml").write_text("name: bed\ntype: drupal10\ndocroot: web\n")
-    (approot / "web" / "sites" / "default" / "files").mkdir(parents=True)
-    (approot / "web" / "sites" / "default" / "files" / ".keep").write_text("")
-    (approot / ".gitignore").write_text("/.ai-proving-ground/\n/vendor/\n")
-    git(approot, ["init", "-q", "-b", "main"])
-    git(approot, ["add", "-A"])
-    git(approot, ["-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "-m", "project"])
-    state = tmp_path / "site-state.json"
-    state.write_text(json.dumps(fresh_site_state()))
-    stub.use_site(state)
-    monkeypatch.setenv("AI_PG_SITE_DRIVER", "ddev")
-    monkeypatch.setenv("AI_PG_ESCROW_DIR", str(tmp_path / "escrow"))
-    # A DDEV bed's baselines and records default to the operator's HOME, outside the project.
-    (tmp_path / "home").mkdir()
-    monkeypatch.setenv("HOME", str(tmp_path / "home"))
-    monkeypatch.setenv("GIT_AUTHOR_NAME", "t")
-    monkeypatch.setenv("GIT_AUTHOR_EMAIL", "t@t")
-    monkeypatch.setenv("GIT_COMMITTER_NAME", "t")
-    monkeypatch.setenv("GIT_COMMITTER_EMAIL", "t@t")
-    return approot
-
-
-@pytest.fixture
-def cli(capfd: pytest.CaptureFixture[str]) -> Cli:
-    # capfd, not capsys: the adapter and the escrowed verifier are child processes.
-    def call(main: Callable[[Sequence[str]], int], *argv: str) -> tuple[int, str, str]:
-        capfd.readouterr()
-        rc = main(list(argv))
-        out, err = capfd.readouterr()
-        return rc, out, err
-
-    return call
 
 
 def runs(bed: Path) -> Path:

@@ -5,10 +5,12 @@ While a confined adapter runs on a DDEV bed, ``apg run`` serves that bed's site 
 sides can reach. Inside the sandbox ``apg drush`` (``$APG_SITE_BROKER`` names the socket) sends its
 argv as one JSON request, ``{"argv": [...]}`` of at most :data:`MAX_REQUEST_BYTES`, and gets back
 ``{"exit_code", "stdout", "stderr"}``, or ``{"error": "APG_...", "message"}`` when the request was
-refused. The broker runs nothing but drush, through the driver of the bed it was started for: a
-request whose ``--approot`` names any other directory is refused (``APG_SITE_BROKER_REFUSED``).
-One request at a time, in the order they arrive; when the adapter stops, so does the broker and
-the drush it is running.
+refused. The broker runs nothing but drush, through the driver of the bed it was started for:
+a request whose ``--approot`` names any other directory is refused (``APG_SITE_BROKER_REFUSED``),
+and so is every drush command line the policy of :mod:`.drush_policy` refuses (files written
+where told, PHP or SQL run, the site replaced) unless the operator allowed it
+(``AI_PG_SITE_ALLOW``). One request at a time, in the order they arrive; when the adapter stops,
+so does the broker and the drush it is running.
 """
 
 from __future__ import annotations
@@ -18,13 +20,14 @@ import json
 import os
 import socket
 import threading
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from ai_proving_ground import proc
 from ai_proving_ground.errors import ApgError
+from ai_proving_ground.sandbox import drush_policy
 
 ENV_VARIABLE = "APG_SITE_BROKER"
 SOCKET_NAME = "site.sock"
@@ -131,8 +134,10 @@ class SiteBroker:
     """Serves drush for the bed at ``approot`` on ``socket_path`` (see the module doc)."""
 
     def __init__(self, socket_path: Path, approot: Path, drush: DrushCommand,
-                 env: Mapping[str, str], max_request_bytes: int = MAX_REQUEST_BYTES) -> None:
+                 env: Mapping[str, str], max_request_bytes: int = MAX_REQUEST_BYTES,
+                 allow: Iterable[str] = ()) -> None:
         self.socket_path = socket_path
+        self.allow = drush_policy.parse_allow(allow)
         self.approot = approot
         self._drush = drush
         self._env = dict(env)
@@ -150,8 +155,12 @@ class SiteBroker:
 
     def as_record(self) -> dict[str, object]:
         """For run.json's sandbox record."""
-        return {"socket": str(self.socket_path), "serves": "drush", "approot": str(self.approot),
-                "environment_variable": ENV_VARIABLE}
+        record: dict[str, object] = {"socket": str(self.socket_path), "serves": "drush",
+                                     "approot": str(self.approot),
+                                     "environment_variable": ENV_VARIABLE}
+        if self.allow:  # the operator widened the drush policy for this run
+            record["site_allow"] = sorted(self.allow)
+        return record
 
     def start(self) -> None:
         listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
@@ -242,6 +251,7 @@ class SiteBroker:
                            f"run serves ({self.approot}); the broker reaches only its own site")
         if not args:
             raise _refused("APG_USAGE", "apg drush needs a drush command, e.g. apg drush status")
+        drush_policy.check(args, self.allow)
         return args
 
     def _same_bed(self, approot: str) -> bool:

@@ -1,9 +1,15 @@
 """Agent adapters: which executable ``apg run`` hands a task to, and what its header declares.
 
 An adapter is any executable in the bed's ``.ddev/agents/`` or the shipped ``ddev/agents/``;
-the bed's copy wins, so a bed can add or shadow adapters. Its header is read the way DDEV reads
-custom-command annotations: lines starting ``## ``, split at the first ``:``, the value trimmed
-of spaces and quotes, the last occurrence winning. Keys (exact spelling):
+the bed's copy wins, so a bed can add or shadow adapters. Not on a DDEV bed: its web container
+(and so one drush or PHP call of an attempt) can write ``.ddev/agents/``, so a shipped name
+always runs the shipped copy there (with its own ``.agent-common.bash``), and a bed copy of a
+shipped name that differs from it, which ``ddev add-on get`` never leaves, is refused
+(``APG_RUN_AGENT_UNTRUSTED``) rather than run as the next attempt's agent.
+
+Its header is read the way DDEV reads custom-command annotations: lines starting ``## ``, split
+at the first ``:``, the value trimmed of spaces and quotes, the last occurrence winning.
+Keys (exact spelling):
 
 ``## Description: TEXT``
     shown in listings and recorded in run.json.
@@ -30,7 +36,7 @@ from pathlib import Path
 
 from ai_proving_ground.errors import ApgError
 from ai_proving_ground.fsutil import safe_name
-from ai_proving_ground.layout import BedLayout
+from ai_proving_ground.layout import BedLayout, is_ddev_project
 from ai_proving_ground.paths import project_dir
 from ai_proving_ground.settings import DEFAULT_SETTINGS, Settings
 
@@ -148,9 +154,27 @@ def available(approot: Path) -> list[str]:
     return sorted(names)
 
 
+def _trusted_on_ddev(name: str, approot: Path) -> Adapter | None:
+    """On a DDEV bed, the shipped adapter of ``name`` (see the module doc), else None."""
+    shipped = project_dir("ddev") / "agents" / name
+    if not is_ddev_project(approot) or not shipped.is_file():
+        return None
+    bed_copy = BedLayout(approot).ddev / "agents" / name
+    if os.path.lexists(bed_copy) and (not bed_copy.is_file() or bed_copy.is_symlink()
+                                      or bed_copy.read_bytes() != shipped.read_bytes()):
+        raise ApgError("APG_RUN_AGENT_UNTRUSTED", f"{bed_copy} differs from the shipped adapter "
+                       f"{name!r} ({shipped}): on a DDEV bed an attempt can rewrite .ddev/agents/, "
+                       "so it is not run; reinstall the add-on (ddev add-on get <ddev folder>) or "
+                       "give your own adapter a name of its own", exit_code=2)
+    return Adapter(name=name, path=shipped, source="shipped", header=read_header(shipped))
+
+
 def find_adapter(name: str, approot: Path) -> Adapter:
-    """The bed's adapter of that name, else the shipped one."""
+    """The bed's adapter of that name, else the shipped one (on a DDEV bed: the shipped one)."""
     safe_name(name, "agent")
+    trusted = _trusted_on_ddev(name, approot)
+    if trusted is not None:
+        return trusted
     for source, directory in agent_dirs(approot):
         candidate = directory / name
         if not candidate.is_file():

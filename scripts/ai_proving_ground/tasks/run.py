@@ -236,7 +236,7 @@ def _attempt(plan: _Plan, run_dir: Path, record: dict[str, Any]) -> RunOutcome:
                                   run_dir, plan.adapter, plan.dataset, plan.task, env, os.environ)
     record["sandbox"] = confinement.as_record()
     access = site_access(confinement, bool(plan.ddev_project), plan.options.approot, run_dir,
-                         Path(env["HOME"]), os.environ)
+                         Path(env["HOME"]), os.environ, plan.options.settings.site_allow)
     env.update(access.environment())  # a confined adapter on a DDEV bed: the site broker
     record["sandbox"].update(access.as_record())
     write_run(run_dir, record)

@@ -15,7 +15,7 @@ from __future__ import annotations
 import contextlib
 import os
 import sys
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -106,15 +106,16 @@ class SiteAccess:
 
 
 def site_access(confinement: Confinement, ddev_bed: bool, approot: Path, run_dir: Path,
-                home: Path, host: Mapping[str, str]) -> SiteAccess:
-    """A confined adapter on a DDEV bed gets the broker; an unconfined one the operator's DDEV
-    global config in its own HOME (not when HOME is the operator's already, a host-shared
-    adapter, or it holds a ``.ddev`` of its own)."""
+                home: Path, host: Mapping[str, str], allow: Sequence[str] = ()) -> SiteAccess:
+    """A confined adapter on a DDEV bed gets the broker (its drush policy widened by ``allow``,
+    AI_PG_SITE_ALLOW); an unconfined one the operator's DDEV global config in its own HOME (not
+    when HOME is the operator's already, a host-shared adapter, or it holds a ``.ddev`` of its
+    own)."""
     if not ddev_bed:
         return SiteAccess()
     if confinement.backend != "none":
         return SiteAccess(broker=SiteBroker(run_dir / SOCKET_NAME, approot,
-                                            DdevSite(approot).drush_command, host))
+                                            DdevSite(approot).drush_command, host, allow=allow))
     source = ddev_global_dir(host)
     link = home / DDEV_DIR
     if source is None or home == Path(host.get("HOME", "")) or link.is_symlink() or link.exists():
