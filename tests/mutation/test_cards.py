@@ -10,7 +10,7 @@ from typing import Any
 
 from ai_proving_ground.paths import PROJECT_ROOT
 from ai_proving_ground.taskcards.describe import DESCRIBERS, describe
-from ai_proving_ground.tasks.checks import _CHECKS
+from ai_proving_ground.tasks.checks import CHECK_TYPES
 from ai_proving_ground.tasks.dataset import load_dataset
 from conftest import SHIPPED, shipped_task, write_dataset
 
@@ -79,7 +79,7 @@ def test_the_listing_names_each_task(apg: Any) -> None:
 
 def test_check_sentences() -> None:
     # Every describer names a real check type; a type without one still gets a sentence.
-    assert set(DESCRIBERS) <= set(_CHECKS)
+    assert set(DESCRIBERS) <= set(CHECK_TYPES)
     assert describe({"type": "brand_new", "description": "Its author's words."}) == \
         "A `brand_new` check. Its author's words."
     assert describe({"type": "view_rows", "view": "v", "rows": ["a", "b"], "description": "Why."}) \
