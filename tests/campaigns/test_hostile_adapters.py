@@ -85,7 +85,7 @@ ATTACKS = {
     # Read an earlier attempt's record (its config.json holds a finished build).
     "hostile-history": """\
         campaign = os.path.dirname(os.path.dirname(approot))
-        mine = os.path.realpath(run_dir)
+        mine = os.path.dirname(os.path.realpath(run_dir))  # its work folder's run directory
         found = {}
         for pattern in (os.path.join(campaign, '*', 'runs', '*', '*.json'),
                         os.path.join(approot, '.ai-proving-ground', 'runs', '*', '*.json')):
@@ -184,7 +184,7 @@ def run_hostile(apg: Any, scene: Scene, out: Path, monkeypatch: pytest.MonkeyPat
 
 
 def looted(out: Path, record: dict[str, Any]) -> dict[str, str]:
-    run = out / "runs" / f"{record['order']:04d}" / "run"
+    run = out / "runs" / f"{record['order']:04d}" / "run" / "work"
     return {p.name: p.read_text(encoding="utf-8") for p in run.glob("loot-*")}
 
 

@@ -300,7 +300,7 @@ def test_extra_env_passes_declared_and_arm_names_only(tmp_path: Path, template: 
     options = RunOptions(task_id="dv01_view_build", approot=bed, agent="envdump",
                          extra_env={"DECLARED_X": "from-arm", "APG_ARM_MODE": "with"})
     outcome = run_task(options)
-    seen = (outcome.run_dir / "env.txt").read_text("utf-8").splitlines()
+    seen = (outcome.run_dir / "work" / "env.txt").read_text("utf-8").splitlines()
     assert {"DECLARED_X=from-arm", "APG_ARM_MODE=with"} <= set(seen)
     runs = bed / ".ai-proving-ground" / "runs"
     before = sorted(runs.iterdir())

@@ -254,7 +254,7 @@ def test_an_unconfined_adapter_finds_ddevs_global_config_a_confined_one_never_se
     assert rc == 0, err
     record = json.loads(out)
     run_dir = runs(bed) / record["run_id"]
-    seen = (run_dir / "seen-global-config").read_text()
+    seen = (run_dir / "work" / "seen-global-config").read_text()
     if sandbox == "none":
         assert seen == "instrumentation_opt_in: false\n"
         assert record["sandbox"]["ddev_global_config"] == str(operator / ".ddev")

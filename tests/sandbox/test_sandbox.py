@@ -50,7 +50,8 @@ class World:
         self.escrow = root / "escrow" / "escrow_verify.py"
         self.home_key = root / "operator" / ".ssh" / "id_rsa"
         self.dataset = self.bed / "datasets" / "tasks.yml"
-        for path in (self.run_dir / "home", self.run_dir / "tmp", self.bed / "db"):
+        for path in (self.run_dir / "home", self.run_dir / "tmp", self.run_dir / "work",
+                     self.bed / "db"):
             path.mkdir(parents=True)
         for path, text in ((self.earlier, "EARLIER-RECORD"), (self.escrow, "ESCROWED"),
                            (self.home_key, "PRIVATE-KEY"), (self.dataset, "DATASET"),
@@ -94,7 +95,8 @@ def test_plan_orders_mounts_by_depth_and_masks_only_inside_bound_paths(world: Wo
     assert kinds[str(world.root.resolve())] == "ro"
     assert kinds[str(world.bed.resolve())] == "rw"
     assert kinds[str(world.state.resolve())] == "mask"  # other runs, inside the writable bed
-    assert kinds[str(world.run_dir.resolve())] == "rw"  # and this run's directory back on top
+    assert kinds[str(world.run_dir.resolve())] == "ro"  # this run's directory back on top: apg's
+    assert kinds[str((world.run_dir / "work").resolve())] == "rw"  # the adapter's folder in it
     assert kinds[str(world.escrow.parent.resolve())] == "mask"
     assert [m.depth for m in plan] == sorted(m.depth for m in plan)
     # Without the broad read, the escrow is simply not bound: nothing to mask.
@@ -230,8 +232,17 @@ def test_what_the_sandbox_reads_and_writes(backend: str, world: World) -> None:
         assert not readable(backend, policy, secret), secret
     site = f"{sys.executable} -c 'import ai_proving_ground.cli.main'"
     done = sandboxed(backend, policy, f"echo x > '{world.bed}/db/site.sqlite' && "
-                     f"echo x > '{world.run_dir}/out' && echo x > \"$TMPDIR/t\" && {site}")
+                     f"echo x > '{world.run_dir}/work/out' && echo x > \"$TMPDIR/t\" && {site}")
     assert done.returncode == 0, done.stderr
+    # apg's records beside the work folder: readable, never written, replaced or removed.
+    (world.run_dir / "run.json").write_text("APG-RECORD", encoding="utf-8")
+    done = sandboxed(backend, policy, f"cat '{world.run_dir}/run.json' && "
+                     f"{{ echo x > '{world.run_dir}/run.json' || mv '{world.run_dir}/run.json' "
+                     f"'{world.run_dir}/work/' || rm -f '{world.run_dir}/run.json' || "
+                     f"mkdir '{world.run_dir}/new'; }}")
+    assert done.stdout == "APG-RECORD" and done.returncode != 0, done.stderr
+    assert (world.run_dir / "run.json").read_text(encoding="utf-8") == "APG-RECORD"
+    assert not (world.run_dir / "new").exists()
     done = sandboxed(backend, policy, f"echo x > '{world.escrow}'")
     assert done.returncode != 0 and world.escrow.read_text(encoding="utf-8") == "ESCROWED"
     assert world.earlier.read_text(encoding="utf-8") == "EARLIER-RECORD"

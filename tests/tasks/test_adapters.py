@@ -191,7 +191,7 @@ def test_claude_code_drives_claude_headless(approot: Path, apg: Run, stubs_on_pa
     rc, out, err = apg("run", TASK, "--approot", str(approot), "--agent", "claude-code",
                        "--model", "anthropic/claude-test-model")
     run_dir, record = the_run(approot)
-    seen = json.loads((run_dir / "stub-claude.json").read_text(encoding="utf-8"))
+    seen = json.loads((run_dir / "work" / "stub-claude.json").read_text(encoding="utf-8"))
     assert rc == 0, err
     assert seen["argv"] == ["-p", prompt_arg(approot), "--output-format", "stream-json",
                             "--verbose", "--allowedTools", "Bash(apg site:*)",
@@ -214,7 +214,7 @@ def test_claude_code_without_a_model_passes_none(approot: Path, apg: Run,
                                                  stubs_on_path: Path) -> None:
     assert apg("run", TASK, "--approot", str(approot), "--agent", "claude-code").rc == 0
     run_dir, record = the_run(approot)
-    seen = json.loads((run_dir / "stub-claude.json").read_text(encoding="utf-8"))
+    seen = json.loads((run_dir / "work" / "stub-claude.json").read_text(encoding="utf-8"))
     assert "--model" not in seen["argv"] and record["model"] is None
 
 
@@ -230,7 +230,7 @@ def test_claude_code_extra_args_are_a_list(approot: Path, apg: Run, stubs_on_pat
     monkeypatch.setenv("APG_CLAUDE_ARGS", value)
     assert apg("run", TASK, "--approot", str(approot), "--agent", "claude-code").rc == 0
     run_dir, _ = the_run(approot)
-    seen = json.loads((run_dir / "stub-claude.json").read_text(encoding="utf-8"))
+    seen = json.loads((run_dir / "work" / "stub-claude.json").read_text(encoding="utf-8"))
     assert seen["argv"][-len(expected):] == expected
 
 
@@ -243,7 +243,7 @@ def test_claude_code_bad_extra_args_are_refused(approot: Path, apg: Run, stubs_o
     run_dir, record = the_run(approot)
     assert rc == 1 and record["adapter_exit_code"] == 2
     assert "APG_USAGE APG_CLAUDE_ARGS" in err and "Traceback" not in err
-    assert not (run_dir / "stub-claude.json").exists()
+    assert not (run_dir / "work" / "stub-claude.json").exists()
 
 
 def test_claude_code_allowed_tools_can_be_none(approot: Path, apg: Run, stubs_on_path: Path,
@@ -251,7 +251,7 @@ def test_claude_code_allowed_tools_can_be_none(approot: Path, apg: Run, stubs_on
     monkeypatch.setenv("APG_CLAUDE_ALLOWED_TOOLS", "")
     assert apg("run", TASK, "--approot", str(approot), "--agent", "claude-code").rc == 0
     run_dir, _ = the_run(approot)
-    seen = json.loads((run_dir / "stub-claude.json").read_text(encoding="utf-8"))
+    seen = json.loads((run_dir / "work" / "stub-claude.json").read_text(encoding="utf-8"))
     assert "--allowedTools" not in seen["argv"]
 
 
@@ -259,10 +259,10 @@ def test_the_agents_apg_runs_exactly_the_site_command(approot: Path, apg: Run,
                                                       stubs_on_path: Path) -> None:
     assert apg("run", TASK, "--approot", str(approot), "--agent", "claude-code").rc == 0
     run_dir, _ = the_run(approot)
-    seen = json.loads((run_dir / "stub-claude.json").read_text(encoding="utf-8"))
-    wrapper = run_dir / "bin" / "apg"
+    seen = json.loads((run_dir / "work" / "stub-claude.json").read_text(encoding="utf-8"))
+    wrapper = run_dir / "work" / "bin" / "apg"
     entries = seen["path"].split(os.pathsep)  # (a pyenv shim may put its own dir first)
-    assert entries.index(str(run_dir / "bin")) < entries.index(str(stubs_on_path))
+    assert entries.index(str(run_dir / "work" / "bin")) < entries.index(str(stubs_on_path))
     done = subprocess.run([str(wrapper), "site", "--help"], capture_output=True, text=True,
                           cwd="/")
     assert done.returncode == 0 and "config:set" in done.stdout
@@ -298,7 +298,7 @@ def test_claude_code_is_refused_when_the_bed_shares_credentials(
     rc, _, err = apg("run", TASK, "--approot", str(approot), "--agent", "claude-code")
     run_dir, record = the_run(approot)
     assert rc == 1 and "APG_RUN_CRED_REFUSED adapter 'claude-code'" in err
-    assert not (run_dir / "stub-claude.json").exists()
+    assert not (run_dir / "work" / "stub-claude.json").exists()
     assert record["status"] == "refused"
 
 
@@ -312,7 +312,7 @@ def test_codex_drives_codex_exec(approot: Path, apg: Run, stubs_on_path: Path,
     rc, _, err = apg("run", TASK, "--approot", str(approot), "--agent", "codex",
                        "--model", "openai/gpt-test")
     run_dir, record = the_run(approot)
-    seen = json.loads((run_dir / "stub-codex.json").read_text(encoding="utf-8"))
+    seen = json.loads((run_dir / "work" / "stub-codex.json").read_text(encoding="utf-8"))
     assert rc == 0, err
     # Inside apg's bubblewrap Codex's own sandbox cannot start: the adapter leaves it to apg's.
     mode = "danger-full-access" if record["sandbox"]["backend"] == "bwrap" else "workspace-write"
@@ -335,7 +335,7 @@ def test_codex_without_a_model_and_with_extra_args(approot: Path, apg: Run, stub
     monkeypatch.setenv("OPENAI_BASE_URL", "http://127.0.0.1:9/v1")
     assert apg("run", TASK, "--approot", str(approot), "--agent", "codex").rc == 0
     run_dir, _ = the_run(approot)
-    seen = json.loads((run_dir / "stub-codex.json").read_text(encoding="utf-8"))
+    seen = json.loads((run_dir / "work" / "stub-codex.json").read_text(encoding="utf-8"))
     assert seen["argv"] == [
         "exec", "--json", "--sandbox", "danger-full-access", "-c", "allow_login_shell=false",
         "-c", "model_provider=apg", "-c", 'model_providers.apg.name="OPENAI_BASE_URL"',

@@ -322,7 +322,7 @@ def test_a_campaign_with_a_hidden_verifier(apg: Any, tmp_path: Path, template: P
         assert (b"hidden_check" in diff) == (record["agent"] == "cheat_preempt")
         assert (b"kb_checks/check_view.py" in diff) == (record["agent"] == "cheat_visible")
         if record["agent"] == "recorder":
-            check_nothing_leaked(directory / "run" / "seen", record["arm"])
+            check_nothing_leaked(directory / "run" / "work" / "seen", record["arm"])
     check_beds_are_model_final(out, records)
 
 

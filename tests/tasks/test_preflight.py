@@ -371,7 +371,7 @@ def test_refusal_lists_findings_and_runs_nothing(approot: Path, apg: Run) -> Non
     assert "~/.claude (home_path) in .ddev/docker-compose.claude.yaml:4" in err
     assert "OPENAI_API_KEY (credential_env) in .ddev/.env:1" in err
     assert "AI_PG_ALLOW_HOST_CREDS=1" in err
-    assert not (run_dir / "adapter-ran").exists()
+    assert not (run_dir / "work" / "adapter-ran").exists()
     assert (record["status"], record["attempted"], record["adapter_exit_code"]) == \
         ("refused", False, None)
     assert record["preflight"]["refused"] is True and record["preflight"]["overridden"] is False
@@ -401,7 +401,7 @@ def test_override_warns_proceeds_and_records_it(approot: Path, apg: Run,
     assert rc == 0
     assert "APG_RUN_CRED_OVERRIDDEN AI_PG_ALLOW_HOST_CREDS=1" in err
     assert "~/.claude (home_path)" in err
-    assert (run_dir / "adapter-ran").exists()
+    assert (run_dir / "work" / "adapter-ran").exists()
     assert record["preflight"]["overridden"] is True and record["preflight"]["refused"] is False
     assert [f["name"] for f in record["preflight"]["findings"]] == ["~/.claude"]
 
@@ -444,7 +444,7 @@ def test_host_shared_adapter_is_refused_on_a_clean_bed(approot: Path, apg: Run) 
     rc, _, err = run(apg, approot, "mine")
     run_dir, record = the_run(approot)
     assert rc == 1 and "APG_RUN_CRED_REFUSED adapter 'mine' (credentials: host-shared)" in err
-    assert not (run_dir / "adapter-ran").exists()
+    assert not (run_dir / "work" / "adapter-ran").exists()
     assert record["status"] == "refused"
 
 
@@ -457,7 +457,7 @@ def test_host_shared_adapter_with_override_gets_the_host_home(
     rc, _, err = run(apg, approot, "mine")
     run_dir, record = the_run(approot)
     assert rc == 0 and "APG_RUN_CRED_OVERRIDDEN" in err
-    assert (run_dir / "home-seen").read_text() == str(tmp_path / "host-home")
+    assert (run_dir / "work" / "home-seen").read_text() == str(tmp_path / "host-home")
     assert record["preflight"]["overridden"] is True
 
 
@@ -466,7 +466,7 @@ def test_bed_scoped_adapter_gets_the_run_home(approot: Path, apg: Run) -> None:
                 "printf %s \"$HOME\" > \"$APG_RUN_DIR/home-seen\"")
     assert run(apg, approot, "agent").rc == 0
     run_dir, _ = the_run(approot)
-    assert (run_dir / "home-seen").read_text() == str(run_dir / "home")
+    assert (run_dir / "work" / "home-seen").read_text() == str(run_dir / "home")
 
 
 # ---------------------------------------------------------------------------- no secret leaks
@@ -519,7 +519,7 @@ def test_a_planted_secret_never_appears_when_overridden(approot: Path, apg: Run,
     rc, out, err = run(apg, approot, "agent")
     run_dir, _ = the_run(approot)
     assert rc == 0 and "APG_RUN_CRED_OVERRIDDEN" in err
-    assert "APG_RUN_ID=" in (run_dir / "adapter-env").read_text()  # the dump did run
+    assert "APG_RUN_ID=" in (run_dir / "work" / "adapter-env").read_text()  # the dump did run
     # Neither the preflight's report nor the adapter's environment carries the host's key.
     assert SECRET not in out and SECRET not in err
     assert SECRET not in everything_written(run_dir)

@@ -36,14 +36,14 @@ def _written(tmp_path: Path, oracle: bool) -> tuple[Path, Path, dict[str, object
     run_dir, approot = tmp_path / "runs" / RUN_ID, tmp_path / "bed"
     run_dir.mkdir(parents=True)
     approot.mkdir()
-    written = write_request(run_dir, dataset, task, "oracle" if oracle else "nop", "", approot,
-                            "", oracle=oracle)
+    written = write_request(run_dir, run_dir / "work", dataset, task,
+                            "oracle" if oracle else "nop", "", approot, "", oracle=oracle)
     # The request as apg run has always written it, key for key.
     expected: dict[str, object] = {
         "run_id": RUN_ID, "task_id": "t_echo",
         "dataset": {"name": "tasks", "sha256": dataset.sha256, "version": 3},
         "task_sha256": task.sha256, "model": None, "adapter": "oracle" if oracle else "nop",
-        "approot": str(approot), "ddev_project": "", "run_dir": str(run_dir),
+        "approot": str(approot), "ddev_project": "", "run_dir": str(run_dir / "work"),
         "prompt_file": str(run_dir / "prompt.txt"), "site_command": site_command(approot)}
     if oracle:
         expected["reference_solution_file"] = str(run_dir / "reference_solution.json")

@@ -35,7 +35,8 @@ from ai_proving_ground.yamldump import dumps
 Run = Callable[..., Any]  # the conftest ``apg`` fixture: apg(*args) -> CliResult(rc, out, err)
 
 RUN_ID = re.compile(r"^apg-run-\d{8}T\d{6}Z-[0-9a-f]{6}$")
-RUN_FILES = ["home", "prompt.txt", "request.json", "run.json", "stderr.log", "stdout.log", "tmp"]
+RUN_FILES = ["home", "prompt.txt", "request.json", "run.json", "stderr.log", "stdout.log", "tmp",
+             "work"]
 PROMPT = 'Build it with $HOME, `backticks` and "quotes".\nÜnïcode, line two.\n'
 SHIPPED_TASKS = ["dv01_view_build", "cv01_footer_heading", "cv02_front_page_card"]
 
@@ -51,7 +52,7 @@ with open(os.path.join(run, "dump.json"), "w") as handle:
     json.dump({"env": dict(os.environ), "cwd": os.getcwd(), "stdin_rdev": st.st_rdev,
                "stdin_is_chr": stat.S_ISCHR(st.st_mode)}, handle)
 shutil.copy(os.environ["APG_REQUEST_FILE"], os.path.join(run, "request-seen.json"))
-shutil.copy(os.path.join(run, "run.json"), os.path.join(run, "run-seen.json"))
+shutil.copy(os.path.join(os.path.dirname(run), "run.json"), os.path.join(run, "run-seen.json"))
 """
 
 
@@ -166,7 +167,7 @@ def test_run_json_says_running_while_the_adapter_runs(plain: Path, dataset: Path
     rc, _, _ = apg("run", "t_echo", "--approot", str(plain), "--dataset", str(dataset),
                    "--agent", "dump")
     run_dir, final = only_run(plain)
-    during = json.loads((run_dir / "run-seen.json").read_text(encoding="utf-8"))
+    during = json.loads((run_dir / "work" / "run-seen.json").read_text(encoding="utf-8"))
     assert rc == 0
     assert during["status"] == "running" and during["finished_at"] is None
     assert during["attempted"] is False and during["adapter_exit_code"] is None
@@ -215,7 +216,7 @@ def test_model_is_recorded_and_passed(plain: Path, dataset: Path, apg: Run) -> N
     rc, _, _ = apg("run", "t_echo", "--approot", str(plain), "--dataset", str(dataset),
                    "--agent", "dump", "--model", "acme/model-7")
     run_dir, record = only_run(plain)
-    env = json.loads((run_dir / "dump.json").read_text(encoding="utf-8"))["env"]
+    env = json.loads((run_dir / "work" / "dump.json").read_text(encoding="utf-8"))["env"]
     assert rc == 0
     assert record["model"] == "acme/model-7" and env["APG_MODEL"] == "acme/model-7"
 
@@ -312,7 +313,7 @@ def test_adapter_environment_is_allow_listed(plain: Path, dataset: Path, apg: Ru
     rc, out, err = apg("run", "t_echo", "--approot", str(plain), "--dataset", str(dataset),
                        "--agent", "dump")
     run_dir, record = only_run(plain)
-    dump = json.loads((run_dir / "dump.json").read_text(encoding="utf-8"))
+    dump = json.loads((run_dir / "work" / "dump.json").read_text(encoding="utf-8"))
     env = dump["env"]
     assert rc == 0
     assert "ANTHROPIC_API_KEY" not in env and "UNDECLARED_VAR" not in env
@@ -338,11 +339,11 @@ def test_request_reaches_the_adapter_by_environment_and_files(
     rc, _, _ = apg("run", "t_echo", "--approot", str(plain), "--dataset", str(dataset),
                    "--agent", "dump")
     run_dir, record = only_run(plain)
-    dump = json.loads((run_dir / "dump.json").read_text(encoding="utf-8"))
+    dump = json.loads((run_dir / "work" / "dump.json").read_text(encoding="utf-8"))
     env = dump["env"]
-    request = read_request(run_dir / "request-seen.json").as_json()
+    request = read_request(run_dir / "work" / "request-seen.json").as_json()
     assert rc == 0
-    assert env["APG_RUN_DIR"] == str(run_dir) and env["APG_RUN_ID"] == run_dir.name
+    assert env["APG_RUN_DIR"] == str(run_dir / "work") and env["APG_RUN_ID"] == run_dir.name
     assert Path(env["APG_PROMPT_FILE"]).read_text(encoding="utf-8") == PROMPT
     # A DDEV bed: the site command line is apg drush, which works there, not apg site.
     assert env["APG_SITE"].endswith(" drush") and "site" not in env["APG_SITE"].split()
@@ -374,7 +375,7 @@ def test_ddev_project_is_empty_without_a_ddev_config(plain: Path, dataset: Path,
     assert apg("run", "t_echo", "--approot", str(plain), "--dataset", str(dataset),
                "--agent", "dump").rc == 0
     run_dir, _ = only_run(plain)
-    env = json.loads((run_dir / "dump.json").read_text(encoding="utf-8"))["env"]
+    env = json.loads((run_dir / "work" / "dump.json").read_text(encoding="utf-8"))["env"]
     assert env["APG_DDEV_PROJECT"] == ""
 
 
@@ -384,8 +385,8 @@ def test_only_the_oracle_is_given_the_solution_and_it_is_redacted_after(
     rc, _, _ = apg("run", "t_echo", "--approot", str(plain), "--dataset", str(dataset),
                    "--agent", "oracle")
     run_dir, _ = only_run(plain)
-    seen = read_request(run_dir / "request-seen.json").as_json()
-    env = json.loads((run_dir / "dump.json").read_text(encoding="utf-8"))["env"]
+    seen = read_request(run_dir / "work" / "request-seen.json").as_json()
+    env = json.loads((run_dir / "work" / "dump.json").read_text(encoding="utf-8"))["env"]
     assert rc == 0
     # The solution is a file in the run directory, named by the request and the environment.
     reference = run_dir / "reference_solution.json"

@@ -50,3 +50,72 @@ def test_a_bad_log_limit_is_usage_and_records_nothing(plain: Path, apg: Run, val
     assert rc == 2
     assert err.startswith(f"APG_USAGE AI_PG_LOG_LIMIT={value!r} is not a whole number of bytes")
     assert not (plain / ".ai-proving-ground" / "runs").exists()
+
+
+# ---------------------------------------------------------------------------- the records
+
+# Each attack on apg's records, from inside the adapter (its APG_RUN_DIR is work/, the run
+# directory is its parent).
+ATTACKS = {
+    "dir-at-run-json": 'r="$(dirname "$APG_RUN_DIR")"; rm -f "$r/run.json"; mkdir "$r/run.json"',
+    "forged-run-json": ('r="$(dirname "$APG_RUN_DIR")"; sed s/running/attempted/ "$r/run.json" '
+                        '> "$APG_RUN_DIR/forged" && cat "$APG_RUN_DIR/forged" > "$r/run.json"'),
+    "rewritten-log": ('echo "honest output"; r="$(dirname "$APG_RUN_DIR")"; '
+                      'echo "I built the view" > "$APG_RUN_DIR/log" && mv "$APG_RUN_DIR/log" '
+                      '"$r/stdout.log"'),
+    "rewritten-request": ('r="$(dirname "$APG_RUN_DIR")"; echo "{}" > "$r/request.json"'),
+}
+BACKENDS = ["bwrap", "landlock"]
+
+
+def backend_works(name: str) -> bool:
+    from ai_proving_ground.sandbox import bwrap, landlock
+
+    if name == "bwrap":
+        import shutil
+
+        found = shutil.which("bwrap")
+        return found is not None and bwrap.probe(found) is None
+    return landlock.abi_version() > 0
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("attack", sorted(ATTACKS))
+def test_a_confined_adapter_cannot_touch_apgs_records(plain: Path, apg: Run, backend: str,
+                                                      attack: str,
+                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    if not backend_works(backend):
+        pytest.skip(f"needs {backend}")
+    monkeypatch.setenv("AI_PG_SANDBOX", backend)
+    add_adapter(plain, attack, ATTACKS[attack] + "\nexit 0")
+    rc, _, err = apg("run", "dv01_view_build", "--approot", str(plain), "--agent", attack)
+    run_dir, record = only_run(plain)
+    assert rc == 0 and "APG_RUN_ATTEMPTED" in err, err
+    assert (record["status"], record["sandbox"]["backend"]) == ("attempted", backend)
+    assert (run_dir / "run.json").is_file() and (run_dir / "request.json").read_text() != "{}\n"
+    if attack == "rewritten-log":
+        assert (run_dir / "stdout.log").read_text() == "honest output\n"
+
+
+@pytest.mark.parametrize("attack", sorted(ATTACKS))
+def test_unconfined_a_touched_record_is_broken_never_a_traceback(
+        plain: Path, apg: Run, attack: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The control, and what apg does when a record was reached all the same: it says so."""
+    monkeypatch.setenv("AI_PG_SANDBOX", "none")
+    monkeypatch.setenv("AI_PG_ALLOW_UNCONFINED", "1")
+    add_adapter(plain, attack, ATTACKS[attack] + "\nexit 0")
+    rc, _, err = apg("run", "dv01_view_build", "--approot", str(plain), "--agent", attack)
+    [run_dir] = (plain / ".ai-proving-ground" / "runs").iterdir()
+    assert rc == 1, err
+    assert "Traceback" not in err and "APG_RUN_ATTEMPTED" not in err
+    broken = [line for line in err.splitlines() if line.startswith("APG_RUN_RECORD_BROKEN ")]
+    what = {"dir-at-run-json": "run.json is a folder, not the file apg wrote",
+            "forged-run-json": "run.json was rewritten",
+            "rewritten-log": "stdout.log was replaced",
+            "rewritten-request": "request.json was rewritten"}[attack]
+    assert broken == [f"APG_RUN_RECORD_BROKEN run {run_dir.name}: {what} in {run_dir}; apg's "
+                      "records of this run cannot be trusted (something other than apg changed "
+                      "them while the adapter ran)"], err
+    # Nothing was written over what the adapter left: the evidence stays as it was found.
+    if attack == "dir-at-run-json":
+        assert (run_dir / "run.json").is_dir()

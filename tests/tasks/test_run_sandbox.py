@@ -64,8 +64,10 @@ def test_run_json_records_what_the_sandbox_allowed(plain: Path, apg: Run) -> Non
         ("bwrap", False, True)
     assert sandbox["workdir"] == str(plain)
     assert sandbox["writable"] == sorted(
-        [str(p.resolve()) for p in (plain, run_dir, run_dir / "home", run_dir / "tmp")],
+        [str(p.resolve()) for p in (plain, run_dir / "work", run_dir / "home", run_dir / "tmp")],
         key=lambda p: (len(Path(p).parts), p))
+    # apg's own records there the adapter reads, and never writes.
+    assert str(run_dir.resolve()) in sandbox["readable"]
     assert str(baseline_dir(plain).resolve()) in sandbox["masked"]
     assert (sandbox["home"], sandbox["tmp"]) == (str(run_dir / "home"), str(run_dir / "tmp"))
 
@@ -77,7 +79,7 @@ def test_unshare_net_leaves_the_adapter_only_loopback(plain: Path, apg: Run) -> 
                "--unshare-net").rc == 0
     run_dir, record = only_run(plain)
     assert record["sandbox"]["network"] is False
-    lines = (run_dir / "net").read_text(encoding="utf-8").splitlines()
+    lines = (run_dir / "work" / "net").read_text(encoding="utf-8").splitlines()
     assert [line.split(":")[0].strip() for line in lines if ":" in line] == ["lo"]
 
 
@@ -93,8 +95,8 @@ def test_declared_reads_are_readable_and_nothing_else(plain: Path, tmp_path: Pat
     add_adapter(plain, "reader", body, header=f"## Reads: {shared}\n")
     assert apg("run", "dv01_view_build", "--approot", str(plain), "--agent", "reader").rc == 0
     run_dir, record = only_run(plain)
-    assert (run_dir / "shared").read_text(encoding="utf-8") == "models"
-    assert (run_dir / "private").read_text(encoding="utf-8") == ""
+    assert (run_dir / "work" / "shared").read_text(encoding="utf-8") == "models"
+    assert (run_dir / "work" / "private").read_text(encoding="utf-8") == ""
     assert str(shared.resolve()) in record["sandbox"]["readable"]
 
 
@@ -111,7 +113,7 @@ def test_shipped_datasets_and_campaigns_stay_hidden_inside_a_readable_install(
     add_adapter(plain, "reader", body + "; exit 0")
     assert apg("run", "dv01_view_build", "--approot", str(plain), "--agent", "reader").rc == 0
     run_dir, _ = only_run(plain)
-    seen = {name: (run_dir / name).read_text(encoding="utf-8") for name in targets}
+    seen = {name: (run_dir / "work" / name).read_text(encoding="utf-8") for name in targets}
     assert seen["dataset"] == seen["campaign"] == ""
     assert seen["recipe"] == targets["recipe"].read_text(encoding="utf-8")  # the install is there
 

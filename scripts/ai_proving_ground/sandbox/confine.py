@@ -1,7 +1,9 @@
 """Choosing the sandbox for one adapter run, and the policy a run gets.
 
-:func:`run_policy` builds the policy of one ``apg run``: it writes the bed, its run directory and
-the run's own HOME and TMP; it reads the system, this Python and the installed package, the
+:func:`run_policy` builds the policy of one ``apg run``: it writes the bed, its work folder in
+the run directory and the run's own HOME and TMP; it reads the run directory itself (apg's
+records there, ``run.json``, the request, the prompt and the logs, stay apg's: the adapter can
+neither change nor replace them); it reads the system, this Python and the installed package, the
 adapter and whatever the adapter or the operator declared; it never sees the baseline directory
 (other runs' records, grades, dumps), the dataset's directory (checks, hidden verifiers,
 reference solutions), the escrow, the operator's HOME, host secrets or a Docker socket.
@@ -69,6 +71,9 @@ class RunPaths:
     tmp: Path
     adapter: Path
     state_dir: Path  # the baseline directory: dumps, other runs, stored grades
+    # The adapter's own writable folder inside the run directory (None: ``run_dir/work``); the
+    # run directory itself, which holds apg's records, is only readable.
+    work: Path | None = None
     hidden: tuple[Path, ...] = ()  # dataset, hidden verifier, escrow, operator's HOME, ...
 
 
@@ -153,9 +158,12 @@ def _bwrap_here() -> tuple[str | None, str]:
 
 def run_policy(paths: RunPaths, reads: Iterable[Path], network: bool) -> Policy:
     """The policy of one adapter run (see the module doc)."""
-    writable = [paths.approot, paths.run_dir, paths.home, paths.tmp]
+    work = paths.work or paths.run_dir / "work"
+    writable = [paths.approot, work, paths.home, paths.tmp]
     readable = [Path(p) for p in SYSTEM_READS] + python_reads() + project_reads(PROJECT_ROOT)
-    readable += [*resolv_conf_reads(), paths.adapter, *reads]
+    # Readable, never writable: a record the adapter could rewrite, replace or turn into a
+    # folder would let it forge or void its own attempt.
+    readable += [*resolv_conf_reads(), paths.run_dir, paths.adapter, *reads]
     masked = [Path(p) for p in (*SYSTEM_SECRETS, *DOCKER_SOCKETS)] + [paths.state_dir]
     real_writable = {resolved(p) for p in writable}
     masked += [p for p in paths.hidden if resolved(p) not in real_writable]

@@ -48,7 +48,7 @@ class RunRequest(FieldsRecord):
     adapter: str
     approot: str
     ddev_project: str
-    run_dir: str
+    run_dir: str  # the adapter's work folder (APG_RUN_DIR), the one part of the run it writes
     prompt_file: str
     site_command: list[str]
     # The oracle's alone; absent from every other adapter's request.
@@ -61,10 +61,11 @@ class RunRequest(FieldsRecord):
         return data
 
 
-def write_request(run_dir: Path, dataset: Dataset, task: Task, adapter: str, model: str | None,
-                  approot: Path, ddev_project: str, oracle: bool) -> Path:
+def write_request(run_dir: Path, work: Path, dataset: Dataset, task: Task, adapter: str,
+                  model: str | None, approot: Path, ddev_project: str, oracle: bool) -> Path:
     """``run_dir/request.json``, and with ``oracle`` the reference solution beside it; the
-    request's path."""
+    request's path. ``work`` is the adapter's own folder, which the request names as its
+    ``run_dir``."""
     reference = None
     if oracle:
         reference = run_dir / REFERENCE_FILE
@@ -73,7 +74,7 @@ def write_request(run_dir: Path, dataset: Dataset, task: Task, adapter: str, mod
         run_id=run_dir.name, task_id=task.id,
         dataset={"name": dataset.name, "sha256": dataset.sha256, "version": dataset.version},
         task_sha256=task.sha256, model=model or None, adapter=adapter, approot=str(approot),
-        ddev_project=ddev_project, run_dir=str(run_dir), prompt_file=str(run_dir / PROMPT_FILE),
+        ddev_project=ddev_project, run_dir=str(work), prompt_file=str(run_dir / PROMPT_FILE),
         site_command=site_command(approot),
         reference_solution_file=None if reference is None else str(reference))
     path = run_dir / REQUEST_FILE

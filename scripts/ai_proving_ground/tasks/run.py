@@ -9,14 +9,16 @@ The run directory is ``<baseline dir>/runs/<run-id>/`` (beside the baselines, so
                  the dataset, never its path
 ``reference_solution.json``  the oracle's alone (``APG_REFERENCE_FILE``, ``ReferenceSolution``),
                  removed when it exits
-``stdout.log``, ``stderr.log``  the adapter's output, also teed to the terminal
-``home/``, ``tmp/``  the adapter's ``HOME`` and ``TMPDIR``
+``stdout.log``, ``stderr.log``  the adapter's output, teed to the terminal, capped (AI_PG_LOG_LIMIT)
+``transcript.json`` and an agent CLI's raw output, copied out of ``work/`` after the adapter
+``work/``, ``home/``, ``tmp/``  the adapter's ``APG_RUN_DIR``, ``HOME`` and ``TMPDIR``
 
-The adapter runs confined (``tasks.sandboxing``): it writes only the bed, its run directory,
-HOME and TMPDIR, and cannot see the dataset, the escrow, other runs or the operator's HOME; on a
-DDEV bed it reaches the site through ``site.sock`` in its run directory (``tasks.site_access``).
-``run.json``'s ``sandbox`` says what was allowed. With no sandbox on the machine the run is
-refused (``APG_RUN_UNCONFINED``) unless ``SandboxOptions.allow_unconfined`` says so.
+The adapter runs confined (``tasks.sandboxing``): it writes only the bed, ``work/``, HOME and
+TMPDIR; apg's records it can read, not change, and apg checks each before trusting or rewriting
+it (``tasks.run_files``: ``APG_RUN_RECORD_BROKEN``, exit 1). It cannot see the dataset, the
+escrow, other runs or the operator's HOME; on a DDEV bed it reaches the site through
+``site.sock`` in its run directory (``tasks.site_access``). ``run.json``'s ``sandbox`` says what
+was allowed. No sandbox here: refused (``APG_RUN_UNCONFINED``) unless ``allow_unconfined``.
 
 The adapter runs in the app root with an environment built from an allow-list: ``PATH``,
 ``LANG``, ``LC_*``, ``TERM``, ``TZ``, ``TMPDIR``, the names its ``## Env:`` header declares, and
@@ -26,8 +28,7 @@ declares or names starting ``APG_ARM_``; any other name refuses the run before a
 written (``APG_RUN_ENV_REFUSED``), so an arm cannot smuggle in ``PATH``, ``HOME`` or a credential
 the adapter never asked for. ``HOME`` is the run's own ``home/`` so a CLI cannot pick up the
 host's logins (``~/.claude``, ``~/.codex``); only a host-shared adapter, which runs only under
-``AI_PG_ALLOW_HOST_CREDS=1``, gets the host's HOME.
-Stdin is /dev/null unless the adapter declares ``## Interactive: yes``.
+``AI_PG_ALLOW_HOST_CREDS=1``, gets the host's HOME. Stdin is /dev/null unless ``## Interactive: yes``.
 """
 
 from __future__ import annotations
@@ -56,12 +57,13 @@ from ai_proving_ground.settings import DEFAULT_SETTINGS, Settings
 from ai_proving_ground.tasks.adapters import ENV_NAME, Adapter, find_adapter, selected_name
 from ai_proving_ground.tasks.dataset import Dataset, Task, resolve_task
 from ai_proving_ground.tasks.preflight import ALLOW_VARIABLE, Preflight, preflight
-from ai_proving_ground.tasks.request import PROMPT_FILE, REFERENCE_FILE, write_request
+from ai_proving_ground.tasks.request import PROMPT_FILE, REFERENCE_FILE, REQUEST_FILE, write_request
+from ai_proving_ground.tasks.run_files import RunFiles
 from ai_proving_ground.tasks.run_record import write_run
-from ai_proving_ground.tasks.sandboxing import confine_adapter, run_home, run_tmp
+from ai_proving_ground.tasks.sandboxing import confine_adapter, run_home, run_tmp, run_work
 from ai_proving_ground.tasks.site_access import ddev_project, site_access
 from ai_proving_ground.tasks.site_access import site_command as site_command  # its old home
-from ai_proving_ground.transcripts import review_run
+from ai_proving_ground.transcripts import RAW_FILES, review_run
 
 ALLOWED_HOST_VARIABLES = frozenset({"PATH", "LANG", "TERM", "TZ", "TMPDIR"})
 # Extra variables a harness may always add, whatever the adapter declares: namespaced, so they
@@ -69,6 +71,7 @@ ALLOWED_HOST_VARIABLES = frozenset({"PATH", "LANG", "TERM", "TZ", "TMPDIR"})
 EXTRA_ENV_PREFIX = "APG_ARM_"
 ORACLE = "oracle"
 TRANSCRIPTS = {"stdout": "stdout.log", "stderr": "stderr.log"}
+RUN_RECORD = "run.json"
 # Held by the apg run in flight on a bed, in the baseline directory beside runs/.
 IN_FLIGHT = ".run.lock"
 
@@ -133,12 +136,13 @@ def run_task(options: RunOptions) -> RunOutcome:
     with _in_flight(options.approot, options.settings):
         run_dir = _make_run_dir(options.approot, options.settings)
         record = _initial_record(plan, run_dir)
+        files = RunFiles(run_dir)
         if plan.preflight.refused:
-            return _refuse(plan, run_dir, record)
+            return _refuse(plan, files, record)
         if plan.preflight.overridden:
             say("APG_RUN_CRED_OVERRIDDEN", f"{ALLOW_VARIABLE}=1: running adapter "
                 f"{plan.adapter.name!r} anyway, although {plan.preflight.reason}")
-        return _attempt(plan, run_dir, record)
+        return _attempt(plan, files, record)
 
 
 def _in_flight(approot: Path, settings: Settings) -> contextlib.AbstractContextManager[None]:
@@ -208,15 +212,23 @@ def _initial_record(plan: _Plan, run_dir: Path) -> dict[str, Any]:
     }
 
 
-def _finish(run_dir: Path, record: dict[str, Any], status: str, exit_code: int | None) -> None:
+def _write(files: RunFiles, record: dict[str, Any]) -> None:
+    """run.json, once every file apg wrote is checked still to be the file it wrote."""
+    files.check(record)
+    write_run(files.run_dir, record)
+    files.note(RUN_RECORD)
+
+
+def _finish(files: RunFiles, record: dict[str, Any], status: str, exit_code: int | None) -> None:
     record.update(status=status, finished_at=now_iso(), adapter_exit_code=exit_code,
                   attempted=status == "attempted")
-    write_run(run_dir, record)
+    _write(files, record)
 
 
-def _refuse(plan: _Plan, run_dir: Path, record: dict[str, Any]) -> RunOutcome:
+def _refuse(plan: _Plan, files: RunFiles, record: dict[str, Any]) -> RunOutcome:
+    run_dir = files.run_dir
     record["transcripts"] = None  # nothing ran
-    _finish(run_dir, record, "refused", None)
+    _finish(files, record, "refused", None)
     say("APG_RUN_CRED_REFUSED", f"adapter {plan.adapter.name!r} (credentials: "
         f"{plan.adapter.header.credentials}) refused: {plan.preflight.reason}. Remove the sharing "
         f"from .ddev/, or set {ALLOW_VARIABLE}=1 to override deliberately; recorded in "
@@ -224,13 +236,16 @@ def _refuse(plan: _Plan, run_dir: Path, record: dict[str, Any]) -> RunOutcome:
     return RunOutcome(record=record, run_dir=run_dir, exit_code=1)
 
 
-def _attempt(plan: _Plan, run_dir: Path, record: dict[str, Any]) -> RunOutcome:
+def _attempt(plan: _Plan, files: RunFiles, record: dict[str, Any]) -> RunOutcome:
+    run_dir = files.run_dir
     prompt_file = run_dir / PROMPT_FILE
     atomic_write_text(prompt_file, plan.task.prompt)
     # Only the oracle is given the reference solution; nobody the checks or the dataset's path.
-    request_file = write_request(run_dir, plan.dataset, plan.task, plan.adapter.name,
-                                 plan.options.model, plan.options.approot, plan.ddev_project,
-                                 oracle=plan.adapter.name == ORACLE)
+    oracle = plan.adapter.name == ORACLE
+    request_file = write_request(run_dir, run_work(run_dir), plan.dataset, plan.task,
+                                 plan.adapter.name, plan.options.model, plan.options.approot,
+                                 plan.ddev_project, oracle=oracle)
+    files.note(PROMPT_FILE, REQUEST_FILE, *([REFERENCE_FILE] if oracle else []))
     env = adapter_environment(os.environ, plan, run_dir, request_file, prompt_file)
     confinement = confine_adapter(plan.backend, plan.sandbox, plan.options.approot,
                                   run_dir, plan.adapter, plan.dataset, plan.task, env, os.environ)
@@ -239,40 +254,46 @@ def _attempt(plan: _Plan, run_dir: Path, record: dict[str, Any]) -> RunOutcome:
                          Path(env["HOME"]), os.environ, plan.options.settings.site_allow)
     env.update(access.environment())  # a confined adapter on a DDEV bed: the site broker
     record["sandbox"].update(access.as_record())
-    write_run(run_dir, record)
+    _write(files, record)
+    for log in TRANSCRIPTS.values():  # made now, so that the tee writes the very file noted
+        (run_dir / log).touch()
+    files.note(*TRANSCRIPTS.values())
     say("APG_RUN_STARTED", f"run {run_dir.name}: task {plan.task.id} with adapter "
         f"{plan.adapter.name!r} ({plan.adapter.path}); record: {run_dir / 'run.json'}")
     try:
         with access.open():
             exit_code = _spawn(plan, run_dir, env, confinement)
     except _TimedOut as exc:
-        _finish(run_dir, record, "timed_out", exc.adapter_exit_code)
+        _finish(files, record, "timed_out", exc.adapter_exit_code)
         say("APG_RUN_TIMED_OUT", f"run {run_dir.name}: adapter {plan.adapter.name!r} still ran "
             f"after {plan.options.timeout_s:g}s and was stopped with everything it started; no "
             f"attempt recorded in {run_dir / 'run.json'}")
         return RunOutcome(record=record, run_dir=run_dir, exit_code=1)
     except KeyboardInterrupt as exc:
         # Ctrl-C: the record must not stay "running"; the CLI reports APG_INTERRUPTED.
-        _finish(run_dir, record, "interrupted", getattr(exc, "adapter_exit_code", None))
+        _finish(files, record, "interrupted", getattr(exc, "adapter_exit_code", None))
         raise
     except ApgError:  # the site broker could not serve (APG_SITE_BROKER_FAILED): nothing ran
-        _finish(run_dir, record, "no_attempt", None)
+        _finish(files, record, "no_attempt", None)
         raise
     finally:
-        (run_dir / REFERENCE_FILE).unlink(missing_ok=True)
+        files.discard(REFERENCE_FILE)
     if exit_code is None:
-        _finish(run_dir, record, "no_attempt", None)
+        _finish(files, record, "no_attempt", None)
         return RunOutcome(record=record, run_dir=run_dir, exit_code=1)
+    files.check(record)  # before anything of the run directory is read back
+    files.collect(run_work(run_dir), RAW_FILES.get(plan.adapter.name, ()),
+                  plan.options.settings.log_limit_bytes)
     summary, all_denied = review_run(run_dir, plan.adapter.name)
     if summary is not None:
         record["agent_transcript"] = summary  # model, tokens, turns; transcript.json has all
     if all_denied and exit_code == 0:  # the CLI says 0 although it ran nothing: no attempt
         record["no_attempt_reason"] = all_denied
-        _finish(run_dir, record, "no_attempt", exit_code)
+        _finish(files, record, "no_attempt", exit_code)
         say("APG_RUN_NO_ATTEMPT", f"run {run_dir.name}: {all_denied} ({run_dir / 'run.json'})")
         return RunOutcome(record=record, run_dir=run_dir, exit_code=1)
     attempted = exit_code == 0
-    _finish(run_dir, record, "attempted" if attempted else "no_attempt", exit_code)
+    _finish(files, record, "attempted" if attempted else "no_attempt", exit_code)
     if attempted:
         say("APG_RUN_ATTEMPTED", f"run {run_dir.name}: adapter exited 0; attempt recorded in "
             f"{run_dir / 'run.json'} (not graded: apg grade {plan.task.id} --run={run_dir.name})")
@@ -298,9 +319,10 @@ def adapter_environment(host: Mapping[str, str], plan: _Plan, run_dir: Path,
         env["HOME"] = str(run_home(run_dir))
     run_tmp(run_dir).mkdir(mode=0o700, exist_ok=True)
     env["TMPDIR"] = str(run_tmp(run_dir))
+    run_work(run_dir).mkdir(mode=0o700, exist_ok=True)
     env.update({
         "APG_RUN_ID": run_dir.name,
-        "APG_RUN_DIR": str(run_dir),
+        "APG_RUN_DIR": str(run_work(run_dir)),  # the adapter's to write; the rest is apg's
         "APG_PROMPT_FILE": str(prompt_file),
         "APG_REQUEST_FILE": str(request_file),
         "APG_TASK_ID": plan.task.id,

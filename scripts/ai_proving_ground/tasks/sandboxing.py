@@ -39,6 +39,11 @@ def run_tmp(run_dir: Path) -> Path:
     return run_dir / "tmp"
 
 
+def run_work(run_dir: Path) -> Path:
+    """The adapter's own writable folder (``APG_RUN_DIR``); the run directory is apg's."""
+    return run_dir / "work"
+
+
 def operator_homes(host: Mapping[str, str]) -> list[Path]:
     """``$HOME`` and the account's own home directory (they differ under a harness)."""
     homes = [Path(host["HOME"])] if host.get("HOME") else []
@@ -70,6 +75,7 @@ def confine_adapter(backend: Backend, options: SandboxOptions, approot: Path, ru
     if not shared_home:
         hidden += homes
     paths = RunPaths(approot=approot, run_dir=run_dir, home=home, tmp=tmp, adapter=adapter.path,
+                     work=run_work(run_dir),
                      state_dir=run_dir.parent.parent, hidden=tuple(hidden))
     confinement = backend.confine(run_policy(paths, reads, options.network))
     if confinement.backend == "none":

@@ -39,6 +39,13 @@ PARSERS: dict[str, tuple[str, Callable[[Path], Transcript]]] = {
     codex.AGENT: (codex.RAW_FILE, _parse_codex),
 }
 
+# Every file each agent's adapter writes its raw output to: in its work folder, from which
+# ``apg run`` copies them into the run directory (checked) once the adapter is gone.
+RAW_FILES: dict[str, tuple[str, ...]] = {
+    claude_code.AGENT: (claude_code.RAW_FILE,),
+    codex.AGENT: (codex.RAW_FILE, codex.SESSION_FILE),
+}
+
 
 def _read(path: Path) -> str:
     try:
