@@ -8,11 +8,12 @@ import json
 from pathlib import Path
 from typing import Any
 
+from mutation_kit import SHIPPED, shipped_task, write_dataset
+
 from ai_proving_ground.paths import PROJECT_ROOT
 from ai_proving_ground.taskcards.describe import DESCRIBERS, describe
 from ai_proving_ground.tasks.checks import CHECK_TYPES
 from ai_proving_ground.tasks.dataset import load_dataset
-from conftest import SHIPPED, shipped_task, write_dataset
 
 CARDS = PROJECT_ROOT / "docs" / "tasks"
 

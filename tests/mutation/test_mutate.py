@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from mutation_kit import shipped_task, write_dataset
 
 from ai_proving_ground.mutation import registry
 from ai_proving_ground.mutation.registry import Context, Mutant
@@ -21,7 +22,6 @@ from ai_proving_ground.mutation.result import DEFAULT_THRESHOLD
 from ai_proving_ground.mutation.state import Writes
 from ai_proving_ground.paths import PROJECT_ROOT
 from ai_proving_ground.records import problems
-from conftest import shipped_task, write_dataset
 
 DV01 = "dv01_view_build"
 SCORES = PROJECT_ROOT / "docs" / "tasks" / "mutation-scores.json"

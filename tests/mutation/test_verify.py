@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from conftest import shipped_task, write_dataset
+from mutation_kit import shipped_task, write_dataset
 
 PROBE_PATCH = ("diff --git a/hidden-probe.txt b/hidden-probe.txt\nnew file mode 100644\n"
                "--- /dev/null\n+++ b/hidden-probe.txt\n@@ -0,0 +1 @@\n+probe\n")

@@ -1,4 +1,4 @@
-"""Datasets for proving tasks: the shipped dv01 with other checks, written beside the test."""
+"""Datasets for proving tasks: the shipped tasks with other checks, written beside the test."""
 
 from __future__ import annotations
 
