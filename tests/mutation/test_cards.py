@@ -79,13 +79,19 @@ def test_the_listing_names_each_task(apg: Any) -> None:
 
 
 def test_check_sentences() -> None:
-    # Every describer names a real check type; a type without one still gets a sentence.
-    assert set(DESCRIBERS) <= set(CHECK_TYPES)
+    # Every check type has its sentence; a type added without one still gets a sentence.
+    assert set(DESCRIBERS) == set(CHECK_TYPES)
     assert describe({"type": "brand_new", "description": "Its author's words."}) == \
         "A `brand_new` check. Its author's words."
     assert describe({"type": "view_rows", "view": "v", "rows": ["a", "b"], "description": "Why."}) \
-        == "Executing view `v` display `default` lists exactly 2 row(s), matched by uuid, in the " \
-           "expected order. Why."
+        == "Executing view `v` display `default` lists exactly 2 row(s) in the expected order, " \
+           "matched by uuid. Why."
+    assert describe({"type": "page_served", "path": "/kb", "view": "v", "rows": ["a", ["b", "c"]]}) \
+        == "A visitor of `/kb` is served view `v`, listing exactly 3 row(s) in the expected order " \
+           "(1 group(s) of them in any order)."
+    assert describe({"type": "site_unchanged", "allow": {"config": ["views.view.v"]}}) == \
+        "Nothing else on the site changed: its fixtures' config and content match the baseline, " \
+        "except `views.view.v`."
     assert describe({"type": "entity_count", "entity_type": "node", "bundle": "kb_doc", "min": 2}) \
         == "The site holds at least 2 node kb_doc entities."
     assert describe({"type": "canvas_component", "region": "r", "component_id": "c",

@@ -50,25 +50,62 @@ def _module_enabled(spec: dict[str, Any]) -> str:
     return f"Module `{spec['module']}` is enabled."
 
 
+def _rows(rows: list[Any]) -> str:
+    """How many rows, and how their order is judged (a listed group is a tie, any order)."""
+    count = sum(len(r) if isinstance(r, list) else 1 for r in rows)
+    groups = sum(1 for r in rows if isinstance(r, list))
+    return f"{count} row(s) in the expected order" + (
+        f" ({groups} group(s) of them in any order)" if groups else "")
+
+
 def _view_rows(spec: dict[str, Any]) -> str:
     display = spec.get("display", "default")
     arguments = f" with arguments {_value(spec['arguments'])}" if spec.get("arguments") else ""
     key = spec.get("match", "uuid")
     return (f"Executing view `{spec['view']}` display `{display}`{arguments} lists exactly "
-            f"{len(spec['rows'])} row(s), matched by {key}, in the expected order.")
+            f"{_rows(spec['rows'])}, matched by {key}.")
+
+
+def _page_served(spec: dict[str, Any]) -> str:
+    if "view" in spec:
+        what = f"view `{spec['view']}`" + (f" display `{spec['display']}`" if spec.get("display") else "")
+    else:
+        what = f"{spec['entity_type']} `{spec['uuid']}`"
+    rows = f", listing exactly {_rows(spec['rows'])}" if "rows" in spec else ""
+    return f"A visitor of `{spec['path']}` is served {what}{rows}."
 
 
 def _canvas_component(spec: dict[str, Any]) -> str:
     tree = f"page `{spec['page']}`" if "page" in spec else f"region `{spec['region']}`"
+    count = spec.get("count")
+    subject = (f"exactly {count} `{spec['component_id']}`" if count is not None
+               else f"a `{spec['component_id']}`")
     parts = []
+    if "parent_uuid" in spec:
+        parts.append(f"inside component `{spec['parent_uuid']}`")
     if "parent_component_id" in spec:
         parts.append(f"inside a `{spec['parent_component_id']}`")
     if "slot" in spec:
         parts.append(f"in slot `{spec['slot']}`")
     if spec.get("inputs"):
-        parts.append(f"with inputs {', '.join(f'{k} {_value(v)}' for k, v in spec['inputs'].items())}")
-    return f"The Canvas {tree} holds a `{spec['component_id']}`" + \
-        (f" {' '.join(parts)}" if parts else "") + "."
+        exact = " and no other" if spec.get("inputs_exact") else ""
+        parts.append(f"with inputs {', '.join(f'{k} {_value(v)}' for k, v in spec['inputs'].items())}"
+                     f"{exact}")
+    return f"The Canvas {tree} holds {subject}" + (f" {' '.join(parts)}" if parts else "") + "."
+
+
+def _canvas_tree(spec: dict[str, Any]) -> str:
+    tree = f"page `{spec['page']}`" if "page" in spec else f"region `{spec['region']}`"
+    status = {True: ", and is enabled", False: ", and is disabled"}.get(spec.get("status"), "")
+    return (f"The Canvas {tree} holds exactly the expected tree of {len(spec['components'])} "
+            f"component(s), every input compared{status}.")
+
+
+def _site_unchanged(spec: dict[str, Any]) -> str:
+    allow = spec.get("allow") or {}
+    allowed = [f"`{name}`" for key in ("config", "content") for name in allow.get(key) or []]
+    return ("Nothing else on the site changed: its fixtures' config and content match the "
+            "baseline" + (f", except {', '.join(allowed)}" if allowed else "") + ".")
 
 
 def _command(spec: dict[str, Any]) -> str:
@@ -82,7 +119,10 @@ DESCRIBERS: dict[str, Describer] = {
     "entity_count": _entity_count,
     "module_enabled": _module_enabled,
     "view_rows": _view_rows,
+    "page_served": _page_served,
     "canvas_component": _canvas_component,
+    "canvas_tree": _canvas_tree,
+    "site_unchanged": _site_unchanged,
     "command": _command,
 }
 
