@@ -96,7 +96,8 @@ def _canvas_component(spec: dict[str, Any]) -> str:
 
 def _canvas_tree(spec: dict[str, Any]) -> str:
     tree = f"page `{spec['page']}`" if "page" in spec else f"region `{spec['region']}`"
-    status = {True: ", and is enabled", False: ", and is disabled"}.get(spec.get("status"), "")
+    status = "" if "status" not in spec else (", and is enabled" if spec["status"] else
+                                              ", and is disabled")
     return (f"The Canvas {tree} holds exactly the expected tree of {len(spec['components'])} "
             f"component(s), every input compared{status}.")
 
