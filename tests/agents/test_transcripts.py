@@ -96,6 +96,40 @@ def test_codex_read_only_write_fails_with_exit_1() -> None:
     assert "APG_SITE_READONLY" in raw and "Traceback" not in raw
 
 
+def test_codex_a_command_its_stream_dropped_is_read_from_its_session() -> None:
+    # A real read-only run in which Codex's --json stream (and its session's CommandExecution
+    # items) left out the failed write: the session's own exec call and its output still hold it.
+    raw = (DATA / "codex" / "read-only-dropped" / codex.RAW_FILE).read_text(encoding="utf-8")
+    assert SET.split(" ")[2] not in raw.split("views:execute")[0]  # the stream really lacks it
+    t = parsed("codex", "read-only-dropped")
+    assert [c.command.split(" '{")[0] for c in t.commands] == [SET, VIEW]
+    assert [c.exit_code for c in t.commands] == [1, 1]
+    assert t.tool_calls == 2 and t.permission_denials == ()
+
+
+def test_codex_session_calls_keep_the_streams_order_and_declines() -> None:
+    # Synthetic, in the real shapes: a stream item declined stays a denial, not a command, and a
+    # function_call (argv form) the stream missed is a command with its output's exit code.
+    stream = [{"type": "item.completed", "item": {
+        "id": "item_0", "type": "command_execution", "command": "/bin/bash -c 'rm -rf web'",
+        "aggregated_output": "", "exit_code": None, "status": "declined"}},
+        {"type": "turn.completed", "usage": {"input_tokens": 5, "output_tokens": 1}}]
+    session = [
+        {"type": "response_item", "payload": {
+            "type": "custom_tool_call", "call_id": "c1", "name": "exec",
+            "input": 'text(await tools.exec_command({cmd: "rm -rf web"}));'}},
+        {"type": "response_item", "payload": {
+            "type": "function_call", "call_id": "c2", "name": "shell",
+            "arguments": json.dumps({"command": ["bash", "-lc", "apg site status"]})}},
+        {"type": "response_item", "payload": {
+            "type": "function_call_output", "call_id": "c2",
+            "output": json.dumps({"output": "x", "metadata": {"exit_code": 3}})}}]
+    t = codex.parse("\n".join(json.dumps(e) for e in stream),
+                    "\n".join(json.dumps(e) for e in session))
+    assert [(c.command, c.exit_code) for c in t.commands] == [("apg site status", 3)]
+    assert [d.detail for d in t.permission_denials] == ["rm -rf web"]
+
+
 def test_a_stopped_claude_code_run_still_counts_what_happened() -> None:
     # Cut before the result event: no totals from the CLI, so the messages' own usage is summed.
     lines = (DATA / "claude-code" / "reference" / claude_code.RAW_FILE).read_text(

@@ -9,10 +9,20 @@ under ``$CODEX_HOME/sessions/`` does (``session_meta``, ``turn_context``), and i
 model's responses (``token_usage_record``) and tool calls; the adapter copies it to
 ``codex-session.jsonl``. Codex reports no cost and no files read. Commands run through
 ``/bin/bash -c SCRIPT`` are listed as SCRIPT, the command the model asked for.
+
+The ``--json`` stream is not a complete record of the commands: Codex 0.169.0 sometimes emits no
+``command_execution`` item for a command that ran and failed fast (seen under its read-only
+sandbox, about one run in two on a loaded machine; the session file has no ``CommandExecution``
+for it either). The session's own tool calls (``custom_tool_call`` ``exec``, or
+``function_call``) and their outputs always are, so with a session file the commands follow the
+session's calls in order, each matched to the stream's item for its exit code and status, and a
+call the stream missed takes its exit code from the call's output.
 """
 
 from __future__ import annotations
 
+import json
+import re
 import shlex
 from collections import Counter
 from typing import Any
@@ -33,6 +43,11 @@ DEVELOPER = "openai"
 SHELLS = {"bash", "sh", "zsh", "dash"}
 TOOL_ITEMS = {"command_execution", "file_change", "mcp_tool_call", "web_search"}
 CALL_ITEMS = {"function_call", "custom_tool_call", "local_shell_call"}
+OUTPUT_ITEMS = {"function_call_output", "custom_tool_call_output"}
+# Code mode's call input is JavaScript: ``text(await tools.exec_command({cmd: "SCRIPT"}))``, the
+# script a JSON string literal.
+CODE_MODE_COMMAND = re.compile(r'exec_command\(\{\s*cmd:\s*("(?:[^"\\]|\\.)*")')
+OUTPUT_EXIT_CODE = re.compile(r'"exit_code"\s*:\s*(-?\d+)')
 
 
 def parse(text: str, session_text: str | None = None, source: str = RAW_FILE) -> Transcript:
@@ -55,11 +70,7 @@ def parse(text: str, session_text: str | None = None, source: str = RAW_FILE) ->
                or len(tools) + len(replies)),
         tool_calls=(sum(1 for p in payloads if p.get("type") in CALL_ITEMS) if session
                     else len(tools)),
-        commands=tuple(CommandRun(command=_script(str(i.get("command", ""))),
-                                  exit_code=i.get("exit_code")
-                                  if isinstance(i.get("exit_code"), int) else None,
-                                  tool="exec_command")
-                       for i in commands if i.get("status") != "declined"),
+        commands=_commands(commands, payloads),
         files_read=(),
         files_written=tuple(dict.fromkeys(str(c.get("path")) for i in tools
                                           if i.get("type") == "file_change"
@@ -77,6 +88,69 @@ def parse(text: str, session_text: str | None = None, source: str = RAW_FILE) ->
         completed=(any(e.get("type") == "turn.completed" for e in events)
                    and not any(e.get("type") == "turn.failed" for e in events)),
     )
+
+
+def _commands(items: list[dict[str, Any]], payloads: list[dict[str, Any]]) -> tuple[CommandRun, ...]:
+    """The commands that ran, in the session's order when there is a session (see the module doc)."""
+    stream = [(_script(str(i.get("command", ""))),
+               i.get("exit_code") if isinstance(i.get("exit_code"), int) else None,
+               i.get("status") == "declined") for i in items]
+    found: list[CommandRun] = []
+    for command, output_code in _session_calls(payloads):
+        match = next((n for n, (script, _, _) in enumerate(stream) if script == command), None)
+        if match is None:
+            found.append(CommandRun(command=command, exit_code=output_code, tool="exec_command"))
+            continue
+        script, exit_code, declined = stream.pop(match)
+        if not declined:
+            found.append(CommandRun(command=script, exit_code=exit_code, tool="exec_command"))
+    found.extend(CommandRun(command=script, exit_code=exit_code, tool="exec_command")
+                 for script, exit_code, declined in stream if not declined)
+    return tuple(found)
+
+
+def _session_calls(payloads: list[dict[str, Any]]) -> list[tuple[str, int | None]]:
+    """Each shell command the session's tool calls asked for, with the exit code its output gave."""
+    outputs = {str(p.get("call_id")): p for p in payloads if p.get("type") in OUTPUT_ITEMS}
+    calls: list[tuple[str, int | None]] = []
+    for payload in payloads:
+        command = _call_command(payload) if payload.get("type") in CALL_ITEMS else None
+        if command is not None:
+            calls.append((command, _output_exit_code(outputs.get(str(payload.get("call_id"))))))
+    return calls
+
+
+def _call_command(payload: dict[str, Any]) -> str | None:
+    if payload.get("type") == "custom_tool_call":
+        found = CODE_MODE_COMMAND.search(str(payload.get("input") or ""))
+        return _json_string(found.group(1)) if found else None
+    if payload.get("type") != "function_call":
+        return None
+    try:
+        arguments = json.loads(str(payload.get("arguments") or ""))
+    except json.JSONDecodeError:
+        return None
+    command = arguments.get("cmd", arguments.get("command")) if isinstance(arguments, dict) else None
+    if isinstance(command, list) and all(isinstance(part, str) for part in command):
+        return _script(shlex.join(command))
+    return command if isinstance(command, str) else None
+
+
+def _json_string(literal: str) -> str | None:
+    try:
+        value = json.loads(literal)
+    except json.JSONDecodeError:
+        return None
+    return value if isinstance(value, str) else None
+
+
+def _output_exit_code(output: dict[str, Any] | None) -> int | None:
+    """The exit code in a call's output: its text parts (code mode) or its plain string."""
+    body = output.get("output") if output is not None else None
+    parts = body if isinstance(body, list) else [body]
+    text = "\n".join(str(p.get("text")) if isinstance(p, dict) else str(p) for p in parts)
+    found = OUTPUT_EXIT_CODE.search(text)
+    return int(found.group(1)) if found else None
 
 
 def _completed_items(events: list[dict[str, Any]]) -> list[dict[str, Any]]:
