@@ -139,7 +139,7 @@ def test_setup_and_reset_failures_are_infra_errors_and_the_campaign_goes_on(
             "2 infra_error, 0 missing") in result.err
 
 
-def test_exit_codes_tampering_and_restored_baselines(apg: Any, tmp_path: Path,
+def test_exit_codes_tampering_and_a_deleted_tag(apg: Any, tmp_path: Path,
                                                       template: Path) -> None:
     spec = write_spec(tmp_path / "spec.yml", {
         "name": "edges", "dataset": "build_tasks", "tasks": ["dv01_view_build"],
@@ -170,13 +170,15 @@ def test_exit_codes_tampering_and_restored_baselines(apg: Any, tmp_path: Path,
         assert verify.after is not None
         assert any(line.startswith("APG_TAMPERED ") and "planted" in line
                    for line in verify.after["lines"])
-    assert len(list((tmp_path / "out-beds").glob("job-*.tampered-*"))) == 2
+    # A deleted baseline tag is the agent's doing: tampered, never silently restored.
     for record in by_agent["untagger"]:
-        assert (record["outcome"], record["tampered"]) == ("fail", False)
+        assert (record["outcome"], record["score"], record["tampered"]) == ("tampered", None, True)
+        assert "APG_CAMPAIGN_REPOSITORY_CHANGED .git/refs/tags/apg-baseline-" in record["reason"]
+        assert "removed" in record["reason"] and "APG_ESCROW_MISMATCH tag" in record["reason"]
         verify = read_verify(out / "runs" / f"{record['order']:04d}" / "verify.json")
-        assert verify.after is not None and verify.after_restore is not None
+        assert verify.after is not None and verify.after_restore is None
         assert any(line.startswith("APG_ESCROW_MISMATCH tag") for line in verify.after["lines"])
-        assert verify.after_restore["ok"] is True
+    assert len(list((tmp_path / "out-beds").glob("job-*.tampered-*"))) == 4
 
 
 def test_an_agent_past_its_time_limit_is_stopped_and_times_out(apg: Any, tmp_path: Path,

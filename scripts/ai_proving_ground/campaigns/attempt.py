@@ -4,9 +4,12 @@
 baseline tag's files the job read when its bed was escrowed: no git) and the doctor; 3. the
 arm's setup steps (``apg site`` command lines, run in-process); 4. the agent (``run_task``, whose
 adapter is the only child besides the verifier), then everything it started is stopped; 5. verify
-again; 6. ``model.diff`` (in-process, against those files) and ``config.json``: what the model
-left, before any hidden overlay; 7. grade (public checks); 8. the hidden verifier, when the task
-has one. What each phase established goes into :class:`outcome.Facts`; :func:`outcome.decide` gives the
+again (never repairing): judging code changed, a baseline that no longer matches (its tag moved
+or deleted), a changed repository (:func:`escrowed.repository_state`, read before and after the
+agent) or a broken record of ``apg run`` make the attempt ``tampered``; 6. ``model.diff``
+(in-process, against those files) and ``config.json``: what the model left, before any hidden
+overlay; 7. grade (public checks); 8. the hidden verifier, when the task has one. What each
+phase established goes into :class:`outcome.Facts`; :func:`outcome.decide` gives the
 one outcome. Diagnostics of every step land in the attempt's ``steps.log``.
 """
 
@@ -26,7 +29,7 @@ from typing import Any
 from ai_proving_ground import proc, report
 from ai_proving_ground.baselines.reset import reset
 from ai_proving_ground.campaigns.beds import Job
-from ai_proving_ground.campaigns.escrowed import Verdict
+from ai_proving_ground.campaigns.escrowed import Verdict, differences, repository_state
 from ai_proving_ground.campaigns.evidence import HIDDEN_FILE, VERIFY_FILE, HiddenRecord, VerifyRecord
 from ai_proving_ground.campaigns.outcome import NOT_STARTED_EXIT_CODES, Facts, decide
 from ai_proving_ground.campaigns.records import AttemptRecord, CampaignFiles
@@ -42,6 +45,7 @@ from ai_proving_ground.tasks.envelope import write_envelope
 from ai_proving_ground.tasks.grade import GradeRequest, check_envelope, grade
 from ai_proving_ground.tasks.model_diff import model_diff
 from ai_proving_ground.tasks.run import RunOptions, now_iso, run_task, site_command
+from ai_proving_ground.tasks.run_files import RunRecordBroken
 
 # Runs one ``apg site`` command line on a bed: (exit code, what it said on stderr).
 SiteStep = Callable[[Path, Sequence[str]], tuple[int, str]]
@@ -83,6 +87,7 @@ class AttemptRun:
         self.verify = VerifyRecord()
         self.run_dir: Path | None = None
         self.model_diff = b""
+        self.repository: dict[str, str] = {}  # the bed's repository as the agent got it
         # Why the job's bed must be replaced after this attempt ("tampered", "reset-failed").
         self.set_aside: str | None = None
 
@@ -197,6 +202,7 @@ class AttemptRun:
 
     def _run_agent(self) -> None:
         job, spec = self._job, self.context.campaign.spec
+        self.repository = repository_state(job.bed)
         arm = spec.arm(self.attempt.arm)
         options = RunOptions(task_id=self.attempt.task_id, approot=job.bed,
                              agent=self.attempt.agent, dataset=str(self.context.campaign.dataset.path),
@@ -207,6 +213,14 @@ class AttemptRun:
                 report.redirected(log, log):
             try:
                 outcome = run_task(options)
+            except RunRecordBroken as exc:  # the agent reached apg's records: its own outcome
+                self.run_dir = exc.run_dir
+                self.record = replace(self.record, run_id=exc.run_dir.name,
+                                      run_status=exc.record.get("status"),
+                                      adapter_exit_code=exc.record.get("adapter_exit_code"))
+                self._note(tampered=f"{exc.token} {'; '.join(exc.problems)}",
+                           run_status=exc.record.get("status"))
+                return
             except ApgError as exc:
                 raise _Setup(f"the adapter could not be run: {exc}") from None
         self.run_dir = outcome.run_dir
@@ -226,19 +240,23 @@ class AttemptRun:
         return replace(job.settings, sandbox_hide=(*job.settings.sandbox_hide, *hide))
 
     def _verify_after(self) -> bool:
-        """True when judging code changed; a baseline mismatch is restored."""
+        """True when the attempt reached what judges it; nothing is repaired here (the bed is
+        set aside): between verify before and after only the agent had the bed."""
         verdict = self._escrow_verify("after", restore=False)
-        if verdict.ok:
+        found = [self.facts.tampered] if self.facts.tampered else []
+        changed = differences(self.repository, repository_state(self._job.bed))
+        if changed:
+            found.append(f"APG_CAMPAIGN_REPOSITORY_CHANGED {', '.join(changed[:5])}"
+                         + (f" and {len(changed) - 5} more" if len(changed) > 5 else ""))
+        if verdict.tampered or verdict.mismatched:
+            found.append(verdict.tokens())
+        elif not verdict.ok and not found:  # the verifier itself could not say
+            raise _Evidence(f"verify after the attempt failed: {verdict.tokens()}")
+        if not found:
             return False
-        if verdict.tampered:
-            self._note(tampered=verdict.tokens())
-            report.say("APG_CAMPAIGN_TAMPERED", f"attempt {self.attempt.order:04d}: {verdict.tokens()}")
-            return True
-        restored = self._escrow_verify("after_restore", restore=True)
-        if not restored.ok:
-            raise _Evidence(f"verify after the attempt failed and --restore did not repair it: "
-                            f"{restored.tokens()}")
-        return False
+        self._note(tampered=" | ".join(found))
+        report.say("APG_CAMPAIGN_TAMPERED", f"attempt {self.attempt.order:04d}: {' | '.join(found)}")
+        return True
 
     def _escrow_verify(self, when: str, restore: bool) -> Verdict:
         job = self._job
@@ -304,7 +322,9 @@ class AttemptRun:
             return
         try:
             shutil.move(str(source), str(self.directory / "run"))
-            shutil.copy2(self.directory / "run" / "run.json", self.directory / "run.json")
+            if (self.directory / "run" / "run.json").is_file() and \
+                    not (self.directory / "run" / "run.json").is_symlink():  # a broken one stays put
+                shutil.copy2(self.directory / "run" / "run.json", self.directory / "run.json")
         except OSError as exc:
             report.say("APG_CAMPAIGN_RUN_NOT_COLLECTED", f"{source}: {exc}")
 

@@ -6,6 +6,11 @@ each verify, :meth:`Escrowed.verify` re-hashes the set: anything changed, added 
 means someone with the operator's rights reached it during the attempt, and the result is
 ``tampered`` without running a verifier that may no longer be the one escrowed. Otherwise the
 escrowed copy runs as a child, ``python3 -I escrow_verify.py BED SET [--restore]``.
+
+:func:`repository_state` is the harness's own view of a bed's repository (what decides what git
+does there and which commit the baseline tag names: HEAD, config, refs, packed refs, hooks,
+info, alternates), read without git: an attempt that leaves any of it changed reached the
+harness's repository, which is tampering however the verifier later reads it.
 """
 
 from __future__ import annotations
@@ -41,6 +46,11 @@ class Verdict:
     def tampered(self) -> bool:
         return any(line.startswith("APG_TAMPERED ") for line in self.lines)
 
+    @property
+    def mismatched(self) -> bool:
+        """The baseline (dump, sidecars, the tag and its commit) no longer matches the escrow."""
+        return any(line.startswith("APG_ESCROW_MISMATCH ") for line in self.lines)
+
     def tokens(self, limit: int = 3) -> str:
         """The last token lines (the reason, in the verifier's own words)."""
         found = [line for line in self.lines if _TOKEN_LINE.match(line)]
@@ -69,6 +79,45 @@ def digests(root: Path) -> dict[str, str]:
     return found
 
 
+# The parts of a repository that steer git or name the baseline's commit (the index and the
+# objects themselves do not: a new object changes nothing until a ref names it).
+REPOSITORY_PARTS = ("HEAD", "config", "packed-refs", "shallow", "commondir", "hooks", "info",
+                    "refs", "objects/info")
+
+
+def repository_state(bed: Path) -> dict[str, str]:
+    """SHA-256 of each file of :data:`REPOSITORY_PARTS` in ``bed/.git`` (links by their target),
+    by path; a ``.git`` that is not a plain folder is one entry, itself."""
+    git_dir = bed / ".git"
+    if git_dir.is_symlink() or not git_dir.is_dir():
+        return {".git": _entry(git_dir)}
+    state: dict[str, str] = {}
+    for part in REPOSITORY_PARTS:
+        path = git_dir / part
+        if path.is_dir() and not path.is_symlink():
+            state.update({f".git/{part}/{name}": d for name, d in digests(path).items()})
+        elif os.path.lexists(path):
+            state[f".git/{part}"] = _entry(path)
+    return state
+
+
+def _entry(path: Path) -> str:
+    if path.is_symlink():
+        return "symlink:" + os.readlink(path)
+    if not os.path.lexists(path):
+        return "absent"
+    if not path.is_file():
+        return "not a file"
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def differences(before: dict[str, str], now: dict[str, str]) -> list[str]:
+    """``path changed``, ``path removed`` and ``path added``, each sorted."""
+    return ([f"{p} changed" for p in sorted(before) if p in now and now[p] != before[p]]
+            + [f"{p} removed" for p in sorted(set(before) - set(now))]
+            + [f"{p} added" for p in sorted(set(now) - set(before))])
+
+
 @dataclass
 class Escrowed:
     """A job's escrow set and the hashes of its files when it was made."""
@@ -84,10 +133,7 @@ class Escrowed:
 
     def changes(self) -> list[str]:
         """What differs from the hashes taken when the set was made."""
-        now = digests(self.set_dir) if self.set_dir.is_dir() else {}
-        return ([f"{p} changed" for p in sorted(self.hashes) if p in now and now[p] != self.hashes[p]]
-                + [f"{p} removed" for p in sorted(set(self.hashes) - set(now))]
-                + [f"{p} added" for p in sorted(set(now) - set(self.hashes))])
+        return differences(self.hashes, digests(self.set_dir) if self.set_dir.is_dir() else {})
 
     def verify(self, bed: Path, restore: bool, env: dict[str, str]) -> Verdict:
         """The escrowed verifier on ``bed``, after checking that it is still the one escrowed."""

@@ -5,7 +5,11 @@ The rules, first match wins (each names the fact it reads):
 
 1. setup: verify before, reset, the doctor, an arm's setup step, or starting the adapter failed
    → ``infra_error`` (the agent never got the bed);
-2. verify after (or the escrow's own hash check) found judging code changed → ``tampered``;
+2. the agent reached what judges it: verify after (or the escrow's own hash check) found judging
+   code changed or the baseline no longer matching (its tag moved or deleted), the bed's
+   repository (HEAD, config, refs, hooks, info) changed, or a record ``apg run`` wrote is no
+   longer the file it wrote (``APG_RUN_RECORD_BROKEN``) → ``tampered``, never repaired and never
+   ``infra_error`` (which is only for what the agent cannot have caused);
 3. the run was interrupted, refused by the credential preflight, recorded nothing, or the adapter
    exited 126/127 (the shell's "cannot execute" / "not found": its agent never ran)
    → ``infra_error``;
@@ -51,7 +55,7 @@ def decide(facts: Facts) -> tuple[str, str]:
     if facts.setup_error is not None:
         return "infra_error", facts.setup_error
     if facts.tampered is not None:
-        return "tampered", f"judging code changed during the attempt: {facts.tampered}"
+        return "tampered", f"the attempt reached what judges it: {facts.tampered}"
     started = _not_started(facts)
     if started is not None:
         return "infra_error", started
