@@ -62,6 +62,7 @@ def test_every_family_registers_operators_and_every_name_has_a_family() -> None:
             "content.field_value", "content.item_missing", "content.item_added",
             "content.published", "canvas.moved", "canvas.input_changed", "canvas.input_dropped",
             "canvas.duplicated", "canvas.removed", "canvas.region_disabled",
+            "config.missing", "config.value_changed",
             "outside.config_changed", "outside.content_changed"} <= set(names)
     with pytest.raises(ValueError, match="no family"):
         operator("nonsense.op")
@@ -125,3 +126,21 @@ def test_a_tree_is_compared_as_rendered_without_uuids() -> None:
     assert nested(one) == nested(other)
     assert nested(one) != nested([one[0], {**one[1], "parent_uuid": None}])
     assert nested(one) != nested([one[0], {**one[1], "parent_uuid": "gone"}])  # an orphan
+
+
+def test_config_mutants_undo_or_change_what_the_reference_set() -> None:
+    baseline = SiteState(config={"system.site": {"name": "A", "page": {"front": "/node"}, "uuid": "u"},
+                                 "core.extension": {"module": {}}}, entities={})
+    reference = SiteState(config={"system.site": {"name": "B", "page": {"front": "/home"}, "uuid": "u"},
+                                  "node.type.x": {"type": "x", "name": "X"},
+                                  "core.extension": {"module": {"x": 0}}}, entities={})
+    found = by_name(derive(Context(baseline, reference, tuple(reference.changed_config(baseline)), ()),
+                           lambda n: n.startswith("config.")))
+    # Module state is an install, not a config edit; a created object's values are not mutated.
+    assert set(found) == {"config.missing[node.type.x]", "config.missing[system.site]",
+                          "config.value_changed[system.site:name]",
+                          "config.value_changed[system.site:page.front]"}
+    assert found["config.missing[node.type.x]"].writes.config == {"node.type.x": None}
+    assert found["config.missing[system.site]"].writes.config["system.site"]["name"] == "A"
+    front = found["config.value_changed[system.site:page.front]"].writes.config["system.site"]
+    assert (front["name"], front["page"]["front"]) == ("B", "/home (mutant)")

@@ -20,6 +20,7 @@ FAMILIES: dict[str, str] = {
     "views": "views_ops",
     "content": "content_ops",
     "canvas": "canvas_ops",
+    "config": "config_ops",
     "outside": "outside_ops",
 }
 
