@@ -181,3 +181,24 @@ def test_inside_bubblewrap_the_build_still_works(agent: str, drive: Drive,
     check_transcript(driven, agent, script)
     assert [c.exit_code for c in load(driven.run_dir).commands] == [0, 0]
     assert score(driven.grade(capsys)) == 1.0
+
+
+@pytest.mark.skipif(not bwrap_works(), reason=NEEDS_BWRAP)
+@pytest.mark.parametrize("agent", AGENTS)
+def test_with_the_network_cut_the_model_is_relayed_and_the_build_works(
+        agent: str, drive: Drive, capsys: pytest.CaptureFixture[str]) -> None:
+    # apg run --unshare-net: the sandbox has a network of its own; the scripted model server on
+    # the host's 127.0.0.1 is reached only through the model relay, at the URL's own address.
+    script = build_script("ASC")
+    driven = drive(agent, script, "--unshare-net", env={"AI_PG_SANDBOX": "bwrap"})
+    assert driven.rc == 0, driven.err
+    sandbox = driven.record["sandbox"]
+    assert (sandbox["backend"], sandbox["network"]) == ("bwrap", False)
+    variable = "ANTHROPIC_BASE_URL" if agent == "claude-code" else "OPENAI_BASE_URL"
+    port = driven.server.url.rsplit(":", 1)[1]
+    assert [(r["variable"], r["address"]) for r in sandbox["model_relay"]] == [
+        (variable, f"127.0.0.1:{port}")]
+    assert "APG_RUN_NET_RELAYED" in driven.err and variable in driven.err
+    check_transcript(driven, agent, script)
+    assert [c.exit_code for c in load(driven.run_dir).commands] == [0, 0]
+    assert score(driven.grade(capsys)) == 1.0

@@ -10,7 +10,8 @@ stdout to stderr under --json, which prints run.json alone on stdout) and saved 
 
 The adapter runs in a sandbox (bubblewrap, else Landlock) that writes only the bed, the run
 directory and the run's HOME and TMPDIR; run.json's "sandbox" records what it allowed.
---unshare-net cuts the network (bubblewrap keeps loopback). $AI_PG_SANDBOX_READS adds read-only
+--unshare-net cuts the network: loopback only, plus each model endpoint the adapter declares on
+loopback (its *_BASE_URL variables), relayed in. $AI_PG_SANDBOX_READS adds read-only
 paths (separated by ":"); $AI_PG_SANDBOX picks the backend (auto, bwrap, landlock). With no
 sandbox available the run is refused (APG_RUN_UNCONFINED) unless AI_PG_ALLOW_UNCONFINED=1.
 
@@ -63,7 +64,8 @@ def build_parser() -> ArgumentParser:
                         help="stop the adapter and everything it started after this long "
                              "(recorded as timed_out, no attempt)")
     parser.add_argument("--unshare-net", action="store_true",
-                        help="no network in the adapter's sandbox (bubblewrap: loopback only)")
+                        help="no network in the adapter's sandbox but loopback and the relayed "
+                             "model endpoints (APG_RUN_NET_RELAYED)")
     return parser
 
 

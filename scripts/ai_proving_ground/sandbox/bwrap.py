@@ -3,9 +3,12 @@
 The sandbox starts from an empty root: only the mount plan's paths exist in it, ``/proc`` and
 ``/dev`` are the sandbox's own, ``/tmp`` is an empty tmpfs and the root is read-only. The adapter
 runs in new PID, IPC, UTS and cgroup namespaces (and a network namespace with only loopback when
-the network is cut), with every capability dropped (bwrap keeps them for root otherwise, and a
-root with CAP_SYS_ADMIN could unmount a mask), in a new session (no TIOCSTI into the caller's
-terminal), and dies with its parent: when bwrap goes, the PID namespace and everything in it go.
+the network is cut: the model relay's forwarder, :mod:`ai_proving_ground.sandbox.relay`, is put
+before the adapter by :mod:`ai_proving_ground.sandbox.confine`), with every capability dropped
+(bwrap keeps them for root otherwise, and a root with CAP_SYS_ADMIN could unmount a mask; the
+bounding set stays as it was, but bwrap's no_new_privs keeps any exec from raising the empty
+permitted set), in a new session (no TIOCSTI into the caller's terminal), and dies with its
+parent: when bwrap goes, the PID namespace and everything in it go.
 """
 
 from __future__ import annotations

@@ -7,12 +7,16 @@ neither change nor replace them); it reads the system, this Python and the insta
 adapter and whatever the adapter or the operator declared; it never sees the baseline directory
 (other runs' records, grades, dumps), the dataset's directory (checks, hidden verifiers,
 reference solutions), the escrow, the operator's HOME, host secrets or a Docker socket.
-:func:`confine` picks the backend: bubblewrap when it works here, else Landlock, else it
-refuses with ``APG_RUN_UNCONFINED`` unless the operator allowed running unconfined.
+:func:`choose_backend` picks the backend: bubblewrap when it works here, else Landlock (in
+namespaces of its own where the kernel allows them), else it refuses with ``APG_RUN_UNCONFINED``
+unless the operator allowed running unconfined. :meth:`Backend.confine` builds the argv prefix
+(:data:`PREFIXES`), with the model relay's forwarder after it when the network is cut and
+endpoints are relayed.
 """
 
 from __future__ import annotations
 
+import contextlib
 import shutil
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -21,7 +25,7 @@ from pathlib import Path
 
 from ai_proving_ground.errors import ApgError
 from ai_proving_ground.paths import PROJECT_ROOT
-from ai_proving_ground.sandbox import bwrap, landlock
+from ai_proving_ground.sandbox import bwrap, isolate, landlock, relay
 from ai_proving_ground.sandbox.policy import (
     DOCKER_SOCKETS,
     SYSTEM_READS,
@@ -33,6 +37,7 @@ from ai_proving_ground.sandbox.policy import (
     resolv_conf_reads,
     resolved,
 )
+from ai_proving_ground.sandbox.relay import Endpoint
 from ai_proving_ground.settings import Settings
 
 # "none" runs unconfined on purpose, and only with allow_unconfined.
@@ -45,10 +50,11 @@ class SandboxOptions:
     """How the operator wants adapters confined; resolved once at the edge."""
 
     allow_unconfined: bool = False  # AI_PG_ALLOW_UNCONFINED=1: run unconfined when none works
-    network: bool = True  # --unshare-net: loopback only (bwrap), no TCP (Landlock)
+    network: bool = True  # --unshare-net: loopback and the model relay only
     backend: str = "auto"  # auto (bwrap, else Landlock), one of them only, or none
     extra_reads: tuple[Path, ...] = ()  # more read-only paths (an npm prefix, a model cache)
     extra_masks: tuple[Path, ...] = ()  # more paths the adapter must never see
+    relayed: tuple[Endpoint, ...] = ()  # model endpoints to relay into a cut network
 
     @classmethod
     def from_settings(cls, settings: Settings, network: bool = True,
@@ -86,9 +92,14 @@ class Confinement:
     policy: Policy
     unconfined_allowed: bool
     notes: tuple[str, ...] = ()
+    own_pid_namespace: bool = False  # other processes hidden, /proc the sandbox's own
 
     def wrap(self, argv: Sequence[str]) -> list[str]:
         return [*self.prefix, *argv]
+
+    def relaying(self) -> contextlib.AbstractContextManager[object]:
+        """While the adapter runs: the model relay serves its endpoints (none: nothing)."""
+        return relay.ModelRelay(self.policy.relayed).serving()
 
     def as_record(self) -> dict[str, object]:
         record: dict[str, object] = {"backend": self.backend,
@@ -96,6 +107,7 @@ class Confinement:
                                      "notes": list(self.notes)}
         if self.backend != "none":
             record.update(self.policy.as_record())
+            record["own_pid_namespace"] = self.own_pid_namespace
         return record
 
 
@@ -108,15 +120,40 @@ class Backend:
     program: str = ""  # bwrap's path
     abi: int = 0  # Landlock's ABI
     notes: tuple[str, ...] = ()
+    isolated: bool = False  # in namespaces of its own: processes hidden, a network of its own
+
+    @property
+    def can_relay(self) -> bool:
+        """It can cut the network and still relay model endpoints (a network namespace)."""
+        return self.isolated
 
     def confine(self, policy: Policy) -> Confinement:
-        if self.name == "bwrap":
-            prefix = bwrap.bwrap_argv(self.program, policy)
-        elif self.name == "landlock":
-            prefix = landlock.wrapper_argv(policy, self.abi)
-        else:
-            prefix = []
-        return Confinement(self.name, tuple(prefix), policy, self.unconfined_allowed, self.notes)
+        prefix = PREFIXES[self.name](self, policy)
+        if policy.relayed:
+            if policy.network or not self.can_relay:
+                raise ApgError("APG_RUN_NET_REFUSED", f"the {self.name} sandbox cannot relay "
+                               "model endpoints here (they are relayed only into a network "
+                               "namespace of the sandbox's own)", exit_code=2)
+            prefix += relay.forwarder_argv(policy.relayed)
+        return Confinement(self.name, tuple(prefix), policy, self.unconfined_allowed, self.notes,
+                           own_pid_namespace=self.isolated)
+
+
+def _bwrap_prefix(backend: Backend, policy: Policy) -> list[str]:
+    return bwrap.bwrap_argv(backend.program, policy)
+
+
+def _landlock_prefix(backend: Backend, policy: Policy) -> list[str]:
+    return landlock.wrapper_argv(policy, backend.abi, backend.isolated)
+
+
+def _no_prefix(backend: Backend, policy: Policy) -> list[str]:
+    del backend, policy
+    return []
+
+
+# The argv prefix each backend puts before the adapter.
+PREFIXES = {"bwrap": _bwrap_prefix, "landlock": _landlock_prefix, "none": _no_prefix}
 
 
 def choose_backend(options: SandboxOptions) -> Backend:
@@ -131,12 +168,17 @@ def choose_backend(options: SandboxOptions) -> Backend:
     if options.backend in ("auto", "bwrap"):
         found, why = _bwrap_here()
         if found is not None:
-            return Backend("bwrap", allowed, program=found)
+            return Backend("bwrap", allowed, program=found, isolated=True)
         tried.append(why)
     if options.backend in ("auto", "landlock"):
         abi = landlock.abi_version()
         if abi > 0:
-            return Backend("landlock", allowed, abi=abi, notes=(*tried, f"Landlock ABI {abi}"))
+            why_not = isolate.available(network_cut=not options.network)
+            shared = () if why_not is None else (
+                f"no namespaces for the Landlock sandbox ({why_not}): other processes stay "
+                "visible and a cut network cannot relay model endpoints",)
+            return Backend("landlock", allowed, abi=abi, isolated=why_not is None,
+                           notes=(*tried, f"Landlock ABI {abi}", *shared))
         tried.append("Landlock is not available (it needs Linux 5.13+ with the landlock LSM)")
     if allowed:
         return Backend("none", True, notes=(*tried, f"{UNCONFINED_VARIABLE}=1: unconfined"))

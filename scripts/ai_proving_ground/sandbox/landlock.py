@@ -1,16 +1,21 @@
 """The Landlock backend (Linux 5.13+, unprivileged): the policy applied by a small exec wrapper.
 
-``python -m ai_proving_ground.sandbox.landlock --policy JSON -- ARGV`` restricts itself with the
-policy's rules (``landlock_create_ruleset``, ``landlock_add_rule``, ``landlock_restrict_self``
-through ctypes), starts a new session unless it leads one, asks for SIGKILL when its parent dies,
-and execs ARGV, which inherits the restriction with everything it starts.
+``python -m ai_proving_ground.sandbox.landlock --policy JSON -- ARGV`` starts a new session
+unless it leads one and asks for SIGKILL when its parent dies. Where the kernel allows (as root,
+or with unprivileged user namespaces) it then moves into PID, mount and IPC namespaces of its own
+(and a network namespace with only loopback when the network is cut) whose init mounts a /proc
+of its own (:mod:`ai_proving_ground.sandbox.isolate`). Last it drops every capability, restricts
+itself with the policy's rules (``landlock_create_ruleset``, ``landlock_add_rule``,
+``landlock_restrict_self`` through ctypes) and execs ARGV, which inherits all of it.
 
 Landlock only grants, so a mask inside a granted tree is carved out: the tree's directories on
 the way to the mask are granted listing only, and every other entry of theirs gets the full
 grant (a new entry beside a mask cannot be created). What Landlock cannot do: make a fresh /tmp
-(``TMPDIR`` is the run's), hide other processes (a sandboxed process cannot ptrace or, from ABI 6,
-signal one outside its domain), or cut the network but loopback (with the network cut, from
-ABI 4, all TCP bind and connect is refused, loopback included).
+(``TMPDIR`` is the run's), keep a path-named Unix socket it can see from being connected to, or,
+without namespaces, hide other processes (a sandboxed process cannot ptrace them or read their
+environment, and from ABI 6 cannot signal one outside its domain, but sees their command lines)
+or cut the network but loopback (with the network cut, from ABI 4, all TCP bind and connect is
+refused, loopback included, save the relayed model ports).
 """
 
 from __future__ import annotations
@@ -24,12 +29,13 @@ import sys
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
-from ai_proving_ground.sandbox.policy import Mount, Policy, mount_plan
+from ai_proving_ground.sandbox import isolate
+from ai_proving_ground.sandbox.policy import Mount, Policy, covers, mount_plan
 
 # Syscall numbers are shared by every architecture that has Landlock (the generic table).
 SYSCALLS = {"create_ruleset": 444, "add_rule": 445, "restrict_self": 446}
 CREATE_RULESET_VERSION = 1
-RULE_PATH_BENEATH = 1
+RULE_PATH_BENEATH, RULE_NET_PORT = 1, 2
 PR_SET_NO_NEW_PRIVS = 38
 PR_SET_PDEATHSIG = 1
 
@@ -55,6 +61,11 @@ class _RulesetAttr(ctypes.Structure):
 class _PathBeneathAttr(ctypes.Structure):
     _pack_ = 1
     _fields_ = [("allowed_access", ctypes.c_uint64), ("parent_fd", ctypes.c_int32)]
+
+
+class _NetPortAttr(ctypes.Structure):
+    _pack_ = 1
+    _fields_ = [("allowed_access", ctypes.c_uint64), ("port", ctypes.c_uint64)]
 
 
 class LandlockError(OSError):
@@ -104,8 +115,10 @@ def _carve(root: Path, rights: int, masks: set[Path]) -> list[tuple[str, int]]:
     return rules
 
 
-def restrict(rules: Iterable[tuple[str, int]], abi: int, network: bool) -> None:
-    """Restrict this process (and what it execs) to ``rules``; raises :class:`LandlockError`."""
+def restrict(rules: Iterable[tuple[str, int]], abi: int, network: bool,
+             ports: Iterable[int] = ()) -> None:
+    """Restrict this process (and what it execs) to ``rules``; with the network cut, TCP only
+    on ``ports`` (the relayed model ports); raises :class:`LandlockError`."""
     libc = _libc()
     handled_net = 0 if network or abi < 4 else NET_BIND_TCP | NET_CONNECT_TCP
     scoped = SCOPE_ABSTRACT_UNIX_SOCKET | SCOPE_SIGNAL if abi >= 6 else 0
@@ -118,6 +131,10 @@ def restrict(rules: Iterable[tuple[str, int]], abi: int, network: bool) -> None:
         for path, access in rules:
             # A right this kernel's ABI does not handle cannot be granted (EINVAL).
             _add_path_rule(libc, ruleset, path, access & fs_rights(abi))
+        for port in ports if handled_net else ():
+            rule = _NetPortAttr(handled_net, port)
+            _check(libc.syscall(SYSCALLS["add_rule"], ruleset, RULE_NET_PORT, ctypes.byref(rule),
+                                ctypes.c_uint32(0)), f"landlock_add_rule(port {port})")
         _check(libc.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0), "prctl(PR_SET_NO_NEW_PRIVS)")
         _check(libc.syscall(SYSCALLS["restrict_self"], ruleset, ctypes.c_uint32(0)),
                "landlock_restrict_self")
@@ -144,16 +161,19 @@ def _check(result: int, what: str) -> None:
         raise LandlockError(errno, f"{what} failed: {os.strerror(errno)}")
 
 
-def wrapper_argv(policy: Policy, abi: int) -> list[str]:
-    """The argv prefix that runs ARGV under ``policy``: put the adapter's argv after it."""
+def wrapper_argv(policy: Policy, abi: int, isolated: bool) -> list[str]:
+    """The argv prefix that runs ARGV under ``policy`` (in namespaces of its own when
+    ``isolated``): put the adapter's argv after it."""
     spec = {"abi": abi, "network": policy.network, "workdir": str(policy.workdir),
+            "isolate": isolated, "ports": sorted({e.port for e in policy.relayed}),
+            "covers": covers(policy) if isolated else [],
             "rules": grants(mount_plan(policy), abi)}
     return [sys.executable, "-P", "-m", "ai_proving_ground.sandbox.landlock", "--policy",
             json.dumps(spec, separators=(",", ":")), "--"]
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """The wrapper: restrict, then exec; never runs ARGV unrestricted."""
+    """The wrapper: isolate, drop, restrict, then exec; never runs ARGV unrestricted."""
     args = list(sys.argv[1:] if argv is None else argv)
     if len(args) < 4 or args[0] != "--policy" or args[2] != "--":
         print("APG_USAGE usage: python -m ai_proving_ground.sandbox.landlock --policy JSON -- "
@@ -163,9 +183,17 @@ def main(argv: Sequence[str] | None = None) -> int:
     if os.getsid(0) != os.getpid():
         os.setsid()
     _libc().prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+    network = bool(spec["network"])
     try:
-        restrict([(str(p), int(a)) for p, a in spec["rules"]], int(spec["abi"]),
-                 bool(spec["network"]))
+        if spec.get("isolate"):
+            isolate.enter(network_cut=not network)
+            init = os.fork()
+            if init:
+                return isolate.wait_for(init)  # outside: the init's status is the adapter's
+            _run_init(not network, [(str(p), bool(d)) for p, d in spec.get("covers", [])])
+        isolate.drop_capabilities()
+        restrict([(str(p), int(a)) for p, a in spec["rules"]], int(spec["abi"]), network,
+                 [int(p) for p in spec.get("ports", [])])
         os.chdir(spec["workdir"])
         os.environ["PWD"] = spec["workdir"]  # the name it was given, as bwrap --chdir does
         os.execvp(command[0], command)
@@ -173,6 +201,22 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"APG_RUN_SANDBOX_FAILED landlock: {exc}; the adapter was not started",
               file=sys.stderr)
     return 126
+
+
+def _run_init(network_cut: bool, covers: Sequence[tuple[str, bool]]) -> None:
+    """PID 1 of the new namespaces: its /proc and covers, then the adapter's process, which
+    alone returns from here."""
+    isolate.become_init(network_cut, covers)
+    adapter = os.fork()
+    if adapter == 0:
+        os.setpgid(0, 0)  # the init passes signals to the adapter's group, once
+        return
+    try:
+        isolate.drop_capabilities()  # the init needs none either
+        code = isolate.init(adapter)
+    except OSError:
+        code = 126
+    os._exit(code)
 
 
 if __name__ == "__main__":

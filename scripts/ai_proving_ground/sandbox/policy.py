@@ -20,6 +20,7 @@ from pathlib import Path
 from ai_proving_ground.errors import ApgError
 from ai_proving_ground.fsutil import is_within
 from ai_proving_ground.paths import PACKAGE_DIR
+from ai_proving_ground.sandbox.relay import Endpoint
 
 # The system's programs and libraries; each is bound read-only when it exists (a symlink such
 # as /bin -> usr/bin stays a symlink).
@@ -52,7 +53,9 @@ class Policy:
     writable: tuple[Path, ...]
     readable: tuple[Path, ...]
     masked: tuple[Path, ...]
-    network: bool = True  # False: no network but loopback (bwrap), no TCP at all (Landlock)
+    network: bool = True  # False: a network namespace with only loopback (or, for Landlock
+    # without namespaces, no TCP at all) and the relayed model endpoints
+    relayed: tuple[Endpoint, ...] = ()  # model endpoints relayed into a cut network
 
     def as_record(self) -> dict[str, object]:
         """What the sandbox allowed, for run.json (mounts only where the path exists)."""
@@ -63,6 +66,7 @@ class Policy:
             "writable": [m.path for m in plan if m.kind == "rw"],
             "readable": [m.path for m in plan if m.kind == "ro"],
             "masked": [m.path for m in plan if m.kind == "mask"],
+            "model_relay": [e.as_record() for e in self.relayed],
         }
 
 
@@ -132,6 +136,21 @@ def _links(named: list[Path], bound: set[Path]) -> list[Mount]:
 
 def _mount(path: Path, kind: str) -> Mount:
     return Mount(len(path.parts), str(path), kind, is_dir=path.is_dir())
+
+
+def covers(policy: Policy) -> list[tuple[str, bool]]:
+    """Every existing masked path, resolved, with whether it is a directory, that holds no
+    bound path: where a mount namespace lets the sandbox mount over them (an empty directory,
+    /dev/null), masks hold even outside the bound paths, a Unix socket's path included."""
+    bound = [resolved(p) for p in (*policy.readable, *policy.writable)]
+    found: dict[str, bool] = {}
+    for raw in policy.masked:
+        real = resolved(raw)
+        if real.exists() and not any(is_within(b, real) for b in bound):
+            found[str(real)] = real.is_dir()
+    # A mask inside another is covered with it (and gone from view once the outer one is).
+    return sorted((path, is_dir) for path, is_dir in found.items()
+                  if not any(Path(other) in Path(path).parents for other in found))
 
 
 def masks_under(plan: Iterable[Mount], root: str) -> list[str]:

@@ -49,10 +49,9 @@ from ai_proving_ground import proc, report
 from ai_proving_ground.baselines.locking import only_one
 from ai_proving_ground.baselines.store import runs_dir
 from ai_proving_ground.errors import ApgError
-from ai_proving_ground.escrow.locations import escrow_root
 from ai_proving_ground.fsutil import atomic_write_text
 from ai_proving_ground.report import say
-from ai_proving_ground.sandbox.confine import Backend, Confinement, SandboxOptions, choose_backend
+from ai_proving_ground.sandbox.confine import Backend, Confinement, SandboxOptions
 from ai_proving_ground.settings import DEFAULT_SETTINGS, Settings
 from ai_proving_ground.tasks.adapters import ENV_NAME, Adapter, find_adapter, selected_name
 from ai_proving_ground.tasks.dataset import Dataset, Task, resolve_task
@@ -60,7 +59,7 @@ from ai_proving_ground.tasks.preflight import ALLOW_VARIABLE, Preflight, preflig
 from ai_proving_ground.tasks.request import PROMPT_FILE, REFERENCE_FILE, REQUEST_FILE, write_request
 from ai_proving_ground.tasks.run_files import RunFiles
 from ai_proving_ground.tasks.run_record import write_run
-from ai_proving_ground.tasks.sandboxing import confine_adapter, run_home, run_tmp, run_work
+from ai_proving_ground.tasks.sandboxing import confine_adapter, plan_sandbox, run_home, run_tmp, run_work
 from ai_proving_ground.tasks.site_access import ddev_project, site_access
 from ai_proving_ground.tasks.site_access import site_command as site_command  # its old home
 from ai_proving_ground.transcripts import RAW_FILES, review_run
@@ -161,11 +160,12 @@ def _plan(options: RunOptions) -> _Plan:
     adapter = find_adapter(selected_name(options.agent, settings), options.approot)
     check_extra_env(options.extra_env, adapter)
     checked = preflight(options.approot, adapter.header.credentials, settings.allow_host_creds)
-    sandbox = SandboxOptions.from_settings(settings, network=not options.unshare_net,
-                                           hide=[escrow_root(settings)])
+    # The adapter's model endpoints as it will get them (the host's values, an arm's) are relayed
+    # into a cut network, or refused (APG_RUN_NET_REFUSED) before anything is written.
+    sandbox, backend = plan_sandbox(settings, options.unshare_net, adapter,
+                                    {**os.environ, **options.extra_env})
     return _Plan(options=options, dataset=dataset, task=task, adapter=adapter, preflight=checked,
-                 ddev_project=ddev_project(options.approot),
-                 sandbox=sandbox, backend=choose_backend(sandbox))
+                 ddev_project=ddev_project(options.approot), sandbox=sandbox, backend=backend)
 
 
 def check_extra_env(extra_env: Mapping[str, str], adapter: Adapter) -> None:
@@ -261,7 +261,7 @@ def _attempt(plan: _Plan, files: RunFiles, record: dict[str, Any]) -> RunOutcome
     say("APG_RUN_STARTED", f"run {run_dir.name}: task {plan.task.id} with adapter "
         f"{plan.adapter.name!r} ({plan.adapter.path}); record: {run_dir / 'run.json'}")
     try:
-        with access.open():
+        with access.open(), confinement.relaying():  # the site broker, the model relay
             exit_code = _spawn(plan, run_dir, env, confinement)
     except _TimedOut as exc:
         _finish(files, record, "timed_out", exc.adapter_exit_code)
@@ -273,7 +273,7 @@ def _attempt(plan: _Plan, files: RunFiles, record: dict[str, Any]) -> RunOutcome
         # Ctrl-C: the record must not stay "running"; the CLI reports APG_INTERRUPTED.
         _finish(files, record, "interrupted", getattr(exc, "adapter_exit_code", None))
         raise
-    except ApgError:  # the site broker could not serve (APG_SITE_BROKER_FAILED): nothing ran
+    except ApgError:  # the site broker or the model relay could not serve: nothing ran
         _finish(files, record, "no_attempt", None)
         raise
     finally:

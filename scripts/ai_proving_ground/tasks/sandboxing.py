@@ -5,7 +5,8 @@ the dataset file and its directory (checks, hidden verifier patches), the shippe
 campaigns (inside the package, in a wheel), and the operator's HOME (both ``$HOME`` and the
 account's home directory); ``apg run`` adds the escrow root. What it may read beyond the system,
 this Python and the package: its ``## Reads:`` paths, the install prefixes of its
-``## Commands:``, and the operator's extra reads (``SandboxOptions``).
+``## Commands:``, and the operator's extra reads (``SandboxOptions``). With the network cut, the
+model endpoints :func:`plan_sandbox` accepted are relayed in (sockets in the run directory).
 """
 
 from __future__ import annotations
@@ -14,8 +15,10 @@ import contextlib
 import os
 import pwd
 from collections.abc import Mapping
+from dataclasses import replace
 from pathlib import Path
 
+from ai_proving_ground.escrow.locations import escrow_root
 from ai_proving_ground.paths import PROJECT_ROOT
 from ai_proving_ground.report import say
 from ai_proving_ground.sandbox.confine import (
@@ -23,12 +26,16 @@ from ai_proving_ground.sandbox.confine import (
     Confinement,
     RunPaths,
     SandboxOptions,
+    choose_backend,
     command_reads,
     run_policy,
 )
 from ai_proving_ground.sandbox.policy import SHIPPED_HIDDEN
+from ai_proving_ground.sandbox.relay import with_sockets
+from ai_proving_ground.settings import Settings
 from ai_proving_ground.tasks.adapters import Adapter
 from ai_proving_ground.tasks.dataset import Dataset, Task
+from ai_proving_ground.tasks.network_preflight import describe_relay, network_preflight
 
 
 def run_home(run_dir: Path) -> Path:
@@ -61,6 +68,18 @@ def hidden_paths(dataset: Dataset, task: Task) -> list[Path]:
     return hidden
 
 
+def plan_sandbox(settings: Settings, unshare_net: bool, adapter: Adapter,
+                 values: Mapping[str, str]) -> tuple[SandboxOptions, Backend]:
+    """How this run's adapter will be confined (before anything is written): the options, with
+    the model endpoints to relay when the network is cut (``values``: what the adapter's
+    variables will hold), and the backend that works here. Refusals raise (exit 2)."""
+    options = SandboxOptions.from_settings(settings, network=not unshare_net,
+                                           hide=[escrow_root(settings)])
+    backend = choose_backend(options)
+    network = network_preflight(adapter.header.env, values, unshare_net, backend)
+    return replace(options, relayed=network.relayed), backend
+
+
 def confine_adapter(backend: Backend, options: SandboxOptions, approot: Path, run_dir: Path,
                     adapter: Adapter, dataset: Dataset, task: Task,
                     env: Mapping[str, str], host: Mapping[str, str]) -> Confinement:
@@ -77,7 +96,11 @@ def confine_adapter(backend: Backend, options: SandboxOptions, approot: Path, ru
     paths = RunPaths(approot=approot, run_dir=run_dir, home=home, tmp=tmp, adapter=adapter.path,
                      work=run_work(run_dir),
                      state_dir=run_dir.parent.parent, hidden=tuple(hidden))
-    confinement = backend.confine(run_policy(paths, reads, options.network))
+    relayed = with_sockets(options.relayed, run_dir)
+    confinement = backend.confine(replace(run_policy(paths, reads, options.network),
+                                          relayed=relayed))
+    if not options.network:
+        say("APG_RUN_NET_RELAYED", f"run {run_dir.name}: {describe_relay(relayed)}")
     if confinement.backend == "none":
         say("APG_RUN_UNCONFINED_ALLOWED", f"run {run_dir.name}: no sandbox here "
             f"({'; '.join(confinement.notes)}); the adapter runs unconfined as the operator allowed")

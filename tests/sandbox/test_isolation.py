@@ -1,0 +1,102 @@
+"""Hostile adapters against the process side of the sandbox: no capability, no other process's
+environment, no other process at all where the kernel allows namespaces.
+
+``apg run`` runs as its own process with a secret planted in its environment, as an operator's
+shell would leave one; the adapter looks for it in every /proc/PID/environ it can open, in apg's
+own (its PID is handed over in a file) and in PID 1's. Unconfined (the opt-out) the same adapter
+finds it: the control that shows the adapter can tell.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from hostile_kit import BACKENDS, add_adapter, apg_process, needs_landlock, only_record
+
+from ai_proving_ground.sandbox import isolate, landlock
+from ai_proving_ground.sandbox.confine import Backend
+from ai_proving_ground.sandbox.policy import Policy
+
+SECRET = "planted-operator-secret-7f3a"
+CAPS = ("CapInh", "CapPrm", "CapEff", "CapBnd", "CapAmb")
+# Prints how many environments held the secret (all of /proc, apg's, PID 1's), then the
+# capability sets and how many processes it can see.
+SNOOP = f"""\
+apg_pid="$(cat "$APG_APPROOT/apg.pid")"
+for file in /proc/[0-9]*/environ "/proc/$apg_pid/environ" /proc/1/environ; do
+  tr '\\0' '\\n' < "$file" 2>/dev/null
+done | grep -c "{SECRET}"
+grep -E '^(Cap(Inh|Prm|Eff|Bnd|Amb)|NoNewPrivs):' /proc/self/status
+ls -d /proc/[0-9]* | wc -l
+exit 0
+"""
+
+
+def snoop(approot: Path, backend: str) -> tuple[int, dict[str, int], int, dict[str, object]]:
+    add_adapter(approot, "snoop", SNOOP)
+    env = {"APG_TEST_SECRET": SECRET, "AI_PG_SANDBOX": backend}
+    if backend == "none":
+        env["AI_PG_ALLOW_UNCONFINED"] = "1"
+    done = apg_process(approot, "snoop", env, pid_file=approot / "apg.pid")
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.split("\n")
+    found = int(lines[0])
+    caps = {line.split(":")[0]: int(line.split()[1], 16) for line in lines[1:7]}
+    assert set(caps) == {*CAPS, "NoNewPrivs"}, done.stdout
+    return found, caps, int(lines[7]), only_record(approot)["sandbox"]
+
+
+def test_unconfined_the_secret_is_there_to_find(bed: Path) -> None:
+    # The control: with no sandbox, root's adapter reads apg's environment.
+    found, caps, _, _ = snoop(bed, "none")
+    assert found >= 1
+    if os.geteuid() == 0:
+        assert caps["CapEff"] != 0
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_no_capability_and_no_other_process_environment(backend: str, bed: Path) -> None:
+    found, caps, processes, sandbox = snoop(bed, backend)
+    assert found == 0
+    assert caps["NoNewPrivs"] == 1  # nothing can be regained by exec (setuid, file caps)
+    # Landlock empties the bounding set too; bwrap leaves it as it was (no_new_privs makes it
+    # unusable: an exec can never raise the permitted set above the empty one it has).
+    emptied = CAPS if backend == "landlock" else ("CapInh", "CapPrm", "CapEff", "CapAmb")
+    assert {name: caps[name] for name in emptied} == dict.fromkeys(emptied, 0)
+    # Its own PID namespace: PID 1 (bwrap, or the Landlock wrapper's init), the adapter, and
+    # the few it started (tr, ls), never the host's processes.
+    assert processes <= 8
+    assert sandbox["own_pid_namespace"] is True
+
+
+@needs_landlock
+def test_landlock_without_namespaces_still_drops_every_capability(tmp_path: Path) -> None:
+    """Where the kernel gives no namespace, Landlock still drops every capability: other
+    processes are listed, their command lines readable, but not their environments."""
+    marker = f"{SECRET}-parent"
+    policy = Policy(workdir=tmp_path, home=tmp_path, tmp=tmp_path, writable=(tmp_path,),
+                    readable=tuple(Path(p) for p in ("/usr", "/bin", "/lib", "/lib64", "/etc",
+                                                     sys.prefix, sys.base_prefix)),
+                    masked=())
+    script = ('tr "\\0" "\\n" < /proc/$PPID/environ 2>/dev/null | grep -c "$0"; '
+              'grep -E "^Cap(Eff|Prm|Bnd)" /proc/self/status; cat /proc/$PPID/cmdline >/dev/null'
+              ' && echo cmdline-readable')
+    wrapped = Backend("landlock", False, abi=landlock.abi_version(), isolated=False).confine(
+        policy).wrap(["/bin/sh", "-c", script, marker])
+    # The sandbox's parent is a shell holding the marker in its environment.
+    done = subprocess.run(["/bin/sh", "-c", '"$@"; true', "sh", *wrapped], capture_output=True,
+                          text=True, env={"PATH": os.environ["PATH"], "MARK": marker},
+                          timeout=60, check=False)
+    lines = done.stdout.split("\n")
+    assert lines[0] == "0", done
+    assert [int(line.split()[1], 16) for line in lines[1:4]] == [0, 0, 0]
+    assert lines[4] == "cmdline-readable"
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="as root, as CI runs")
+def test_as_root_the_landlock_sandbox_gets_namespaces() -> None:
+    assert isolate.available(False) is None and isolate.available(True) is None
