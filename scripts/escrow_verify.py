@@ -5,8 +5,12 @@
     python3 -I escrow_verify.py BED [FIXTURE...] [--restore] [--project NAME] [--escrow-root DIR]
 
 One file, standard library only, Python 3.9 or newer. It reads only the JSON metadata that
-``apg escrow`` wrote (ESCROW_SET_DIR/escrow.json), never YAML and never the bed's code, and it
-runs git with hooks disabled and without the caller's GIT_* variables.
+``apg escrow`` wrote (ESCROW_SET_DIR/escrow.json), never YAML and never the bed's code. Git never
+runs in the bed's own repository, whose config the agent could have written: each git call gets
+a private git directory of its own, reads the bed's objects and index as data, ignores system and
+user config and may use no transport; refs are read and written by this file. The tag is restored
+from the escrowed bundle with `git bundle unbundle`, never `git fetch`. The repository's config,
+hooks, info/ and alternates (and what .git itself is) are judged like code.
 
 Every line it prints goes to stderr and starts with a token:
 
@@ -203,11 +207,82 @@ def scan_root(path: str, label: str, out: Dict[str, Entry]) -> None:
         os.close(fd)
 
 
+def scan_parts(path: str, label: str, parts: Sequence[str], out: Dict[str, Entry]) -> None:
+    """The root's own kind as ``label`` ({"kind": "dir"} when it is a real directory), then only
+    the named ``parts`` below it (files or folders, scanned whole), never through a symlink: a
+    repository's config and hooks are judged, its objects and index are not."""
+    try:
+        st = os.lstat(path)
+    except FileNotFoundError:
+        return
+    except OSError:
+        out[label] = dict(_UNREADABLE)
+        return
+    if not stat.S_ISDIR(st.st_mode):
+        out[label] = _file_entry(path, None)
+        return
+    out[label] = {"kind": "dir"}
+    for part in parts:
+        steps = part.split("/")
+        try:
+            fd = os.open(path, _DIR_FLAGS)
+        except OSError:
+            out[label] = dict(_UNREADABLE)
+            return
+        try:
+            key = label
+            for step in steps[:-1]:
+                key = f"{key}/{step}"
+                try:
+                    child = os.open(step, _DIR_FLAGS, dir_fd=fd)
+                except FileNotFoundError:
+                    break
+                except OSError:  # a symlink or a file where a folder belongs
+                    out[key] = _link_or_other(step, fd)
+                    break
+                os.close(fd)
+                fd = child
+            else:
+                _scan_one(steps[-1], f"{key}/{steps[-1]}", fd, out)
+        finally:
+            os.close(fd)
+
+
+def _scan_one(name: str, key: str, dir_fd: int, out: Dict[str, Entry]) -> None:
+    try:
+        st = os.lstat(name, dir_fd=dir_fd)
+    except FileNotFoundError:
+        return
+    except OSError:
+        out[key] = dict(_UNREADABLE)
+        return
+    if stat.S_ISDIR(st.st_mode):
+        try:
+            sub = os.open(name, _DIR_FLAGS, dir_fd=dir_fd)
+        except OSError:
+            out[key] = dict(_UNREADABLE)
+            return
+        try:
+            _scan_dir(sub, key, out)
+        finally:
+            os.close(sub)
+    elif stat.S_ISLNK(st.st_mode):
+        out[key] = {"kind": "symlink", "target": os.readlink(name, dir_fd=dir_fd)}
+    elif stat.S_ISREG(st.st_mode):
+        out[key] = _file_entry(name, dir_fd)
+    else:
+        out[key] = {"kind": "other"}
+
+
 def scan_tree(roots: Sequence[Entry]) -> Dict[str, Entry]:
-    """label-prefixed path -> entry for every judged file: the form escrow.json records."""
+    """label-prefixed path -> entry for every judged file: the form escrow.json records. A root
+    with ``only`` is judged in those parts alone (see :func:`scan_parts`)."""
     out: Dict[str, Entry] = {}
     for root in roots:
-        scan_root(str(root["path"]), str(root["label"]), out)
+        if root.get("only") is not None:
+            scan_parts(str(root["path"]), str(root["label"]), list(root["only"]), out)
+        else:
+            scan_root(str(root["path"]), str(root["label"]), out)
     return out
 
 
@@ -237,24 +312,225 @@ def compare_tree(recorded: Dict[str, Entry], live: Dict[str, Entry]) -> List[Fin
     return found
 
 
-# --- git ----------------------------------------------------------------------------------------
+# --- git, never in the bed's own repository -------------------------------------------------------
+#
+# The bed's .git is the agent's to write, and git has no switch to ignore a repository's own
+# config: url.<x>.insteadOf onto ext:: with protocol.ext.allow, core.fsmonitor, filter and diff
+# drivers, hooks, signing programs and editors each make git run a command the agent chose. So
+# git never runs in the bed's repository. Every call gets a private git directory made for it
+# (a config of ours, no hooks, no info/), reads the bed's objects and index as data
+# (GIT_OBJECT_DIRECTORY, GIT_INDEX_FILE) with the bed as its work tree, and the bed's refs are read
+# and written here, in Python. System and user config are never read, and no transport is
+# allowed: GIT_ALLOW_PROTOCOL set to nothing overrides every protocol.<name>.allow. The tag is
+# restored from the escrowed bundle by `git bundle unbundle` (objects in, no transport) and a ref
+# written here; `git fetch` is never used.
+
+# Belt and braces on top of the private config (which sets none of these), and the whole of the
+# defence when the product runs git in a repository it has just made itself: every setting that
+# names a program, or starts background work, that this code knows of.
+GIT_SAFETY = tuple(arg for setting in (
+    "core.hooksPath=/dev/null", "core.fsmonitor=false", "core.untrackedCache=false",
+    "core.sshCommand=false", "core.askPass=false", "core.editor=false", "sequence.editor=false",
+    "core.pager=cat", "core.attributesFile=/dev/null", "credential.helper=",
+    "gpg.program=false", "gpg.openpgp.program=false", "gpg.x509.program=false",
+    "gpg.ssh.program=false", "gpg.ssh.defaultKeyCommand=false", "tag.gpgSign=false",
+    "tag.forceSignAnnotated=false", "commit.gpgSign=false", "push.gpgSign=false",
+    "diff.external=", "protocol.allow=never", "gc.auto=0", "maintenance.auto=false",
+    "fetch.recurseSubmodules=false", "submodule.recurse=false", "fetch.writeCommitGraph=false",
+) for arg in ("-c", setting))
+
+# What git reads from the environment that could run something or change what it reads; the
+# caller's GIT_* are never passed on (they could name another repository, config or index).
+_GIT_FIXED_ENV = {
+    "GIT_CONFIG_NOSYSTEM": "1", "GIT_CONFIG_GLOBAL": os.devnull, "GIT_ATTR_NOSYSTEM": "1",
+    "GIT_ALLOW_PROTOCOL": "", "GIT_PROTOCOL_FROM_USER": "0", "GIT_TERMINAL_PROMPT": "0",
+    "GIT_NO_REPLACE_OBJECTS": "1", "GIT_OPTIONAL_LOCKS": "0", "GIT_PAGER": "cat", "PAGER": "cat",
+    "GIT_EDITOR": "false", "GIT_SEQUENCE_EDITOR": "false", "GIT_ASKPASS": "false",
+    "SSH_ASKPASS": "false", "GIT_SSH_COMMAND": "false", "LC_ALL": "C", "LANG": "C",
+}
+
+# The parts of a repository that steer git or name other object stores: judging state for the
+# escrow (a change is APG_TAMPERED), relative to <bed>/.git.
+GIT_JUDGED = ("config", "config.worktree", "commondir", "hooks", "info",
+              "objects/info/alternates", "objects/info/http-alternates")
+
+_HEX = frozenset("0123456789abcdef")
 
 
-def git_env(bed: str) -> Dict[str, str]:
-    """The caller's environment without GIT_*; discovery never climbs above the bed."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
-    env["GIT_CEILING_DIRECTORIES"] = os.path.dirname(os.path.realpath(bed))
-    env["GIT_TERMINAL_PROMPT"] = "0"
-    env["LC_ALL"] = "C"
+class GitDirError(Exception):
+    """The bed's repository cannot be read without running git in it."""
+
+
+def hardened_env(home: str, path: Optional[str] = None) -> Dict[str, str]:
+    """The whole environment of a git this code runs: PATH, a HOME with no config in it, and
+    the fixed settings above; nothing else of the caller's."""
+    env = {"PATH": os.environ.get("PATH", os.defpath) if path is None else path, "HOME": home}
+    env.update(_GIT_FIXED_ENV)
     return env
 
 
-# Hooks off, and none of the settings through which a repository's config could run a command
-# or start background work during the calls made here.
-GIT_SAFETY = ("-c", "core.hooksPath=/dev/null", "-c", "core.fsmonitor=false",
-              "-c", "gc.auto=0", "-c", "maintenance.auto=false",
-              "-c", "fetch.recurseSubmodules=false", "-c", "submodule.recurse=false",
-              "-c", "fetch.writeCommitGraph=false", "-c", "core.pager=cat")
+def git_dir_of(bed: str) -> str:
+    """<bed>/.git, when it is a real directory of a repository whose refs are files; else
+    GitDirError. A symlink or a gitfile there could point anywhere the agent chose."""
+    path = os.path.join(os.path.abspath(bed), ".git")
+    try:
+        st = os.lstat(path)
+    except OSError as exc:
+        raise GitDirError(f".git cannot be read: {exc.strerror or exc}") from None
+    if stat.S_ISLNK(st.st_mode):
+        raise GitDirError(".git is a symlink")
+    if not stat.S_ISDIR(st.st_mode):
+        raise GitDirError(".git is not a directory (a worktree or submodule link)")
+    for name, why in (("commondir", "borrows another repository (commondir)"),
+                      ("reftable", "keeps its refs in a reftable")):
+        if os.path.lexists(os.path.join(path, name)):
+            raise GitDirError(f".git {why}, which cannot be read without running git in it")
+    for name in ("objects", "refs"):
+        try:
+            if not stat.S_ISDIR(os.lstat(os.path.join(path, name)).st_mode):
+                raise GitDirError(f".git/{name} is not a directory")
+        except OSError as exc:
+            raise GitDirError(f".git/{name} cannot be read: {exc.strerror or exc}") from None
+    return path
+
+
+def _is_oid(text: str) -> bool:
+    return len(text) in (40, 64) and set(text) <= _HEX
+
+
+def _open_steps(git_dir: str, parts: Sequence[str]) -> Optional[int]:
+    """An open descriptor of git_dir/parts..., each step a real directory; None when a step is
+    missing. A step that is a symlink or a file raises GitDirError."""
+    fd = os.open(git_dir, _DIR_FLAGS)
+    for part in parts:
+        try:
+            child = os.open(part, _DIR_FLAGS, dir_fd=fd)
+        except FileNotFoundError:
+            os.close(fd)
+            return None
+        except OSError:
+            os.close(fd)
+            raise GitDirError(f"{part} in .git is not a real directory") from None
+        os.close(fd)
+        fd = child
+    return fd
+
+
+def _read_small(name: str, dir_fd: int) -> Optional[str]:
+    try:
+        fd = os.open(name, _SCAN_FLAGS, dir_fd=dir_fd)
+    except FileNotFoundError:
+        return None
+    except OSError:
+        raise GitDirError(f"{name} in .git is not a regular file") from None
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise GitDirError(f"{name} in .git is not a regular file")
+        return os.read(fd, 1 << 16).decode("utf-8", "replace")
+    finally:
+        os.close(fd)
+
+
+def read_ref(git_dir: str, ref: str, depth: int = 0) -> Optional[str]:
+    """The object id ``ref`` names (a loose ref first, then packed-refs), following symbolic
+    refs (HEAD) a few levels; None when the ref does not exist. Read here, never by git."""
+    parts = ref.split("/")
+    if depth > 4 or any(part in ("", ".", "..") for part in parts):
+        raise GitDirError(f"{ref} is not a ref name")
+    fd = _open_steps(git_dir, parts[:-1])
+    value = None
+    if fd is not None:
+        try:
+            value = _read_small(parts[-1], fd)
+        finally:
+            os.close(fd)
+    if value is not None:
+        value = value.strip()
+        if value.startswith("ref: "):
+            return read_ref(git_dir, value[5:].strip(), depth + 1)
+        if not _is_oid(value):
+            raise GitDirError(f"{ref} holds no object id")
+        return value
+    fd = os.open(git_dir, _DIR_FLAGS)
+    try:
+        packed = _read_packed(fd)
+    finally:
+        os.close(fd)
+    return packed.get(ref)
+
+
+def _read_packed(dir_fd: int) -> Dict[str, str]:
+    try:
+        fd = os.open("packed-refs", _SCAN_FLAGS, dir_fd=dir_fd)
+    except FileNotFoundError:
+        return {}
+    except OSError:
+        raise GitDirError("packed-refs in .git is not a regular file") from None
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            raise GitDirError("packed-refs in .git is not a regular file")
+        chunks = []
+        while True:
+            block = os.read(fd, CHUNK)
+            if not block:
+                break
+            chunks.append(block)
+    finally:
+        os.close(fd)
+    refs: Dict[str, str] = {}
+    for line in b"".join(chunks).decode("utf-8", "surrogateescape").splitlines():
+        oid, _space, name = line.partition(" ")
+        if _is_oid(oid) and name:
+            refs[name] = oid
+    return refs
+
+
+def write_ref(git_dir: str, ref: str, oid: str) -> None:
+    """Point ``ref`` at ``oid`` as a loose ref (it wins over packed-refs), written new-then-rename.
+    Whatever is on the way that is not a real directory is the agent's, and is removed."""
+    import tempfile
+
+    parts = ref.split("/")
+    if not _is_oid(oid) or any(part in ("", ".", "..") for part in parts):
+        raise GitDirError(f"refusing to write {ref} -> {oid}")
+    current = git_dir
+    for part in parts[:-1]:
+        current = os.path.join(current, part)
+        if os.path.islink(current) or (os.path.lexists(current) and not os.path.isdir(current)):
+            os.unlink(current)
+        if not os.path.isdir(current):
+            os.mkdir(current)
+    target = os.path.join(current, parts[-1])
+    fd, tmp = tempfile.mkstemp(prefix=f".{parts[-1]}.", suffix=".apg-ref", dir=current)
+    try:
+        os.write(fd, f"{oid}\n".encode())
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+    if os.path.isdir(target) and not os.path.islink(target):
+        _remove(target)
+    os.replace(tmp, target)
+
+
+def head_commit(bed: str) -> Optional[str]:
+    """The object id the bed's HEAD names; None on an unborn branch."""
+    return read_ref(git_dir_of(bed), "HEAD")
+
+
+def _private_git_dir(head: Optional[str]) -> str:
+    """A git directory of our own for one call: our config, no hooks, HEAD at ``head``."""
+    import tempfile
+
+    path = tempfile.mkdtemp(prefix="apg-git-")
+    os.mkdir(os.path.join(path, "refs"))
+    fmt = "sha256" if head is not None and len(head) == 64 else "sha1"
+    with open(os.path.join(path, "HEAD"), "w", encoding="ascii") as handle:
+        handle.write(f"{head}\n" if head else "ref: refs/heads/apg-private\n")
+    with open(os.path.join(path, "config"), "w", encoding="ascii") as handle:
+        handle.write("[core]\n\trepositoryformatversion = 1\n\tbare = false\n"
+                     f"[extensions]\n\tobjectformat = {fmt}\n")
+    return path
 
 
 def _git_exe() -> str:
@@ -265,51 +541,74 @@ def _git_exe() -> str:
     return "git"
 
 
-def start_git(bed: str, args: Sequence[str]) -> subprocess.Popen[bytes]:
-    return subprocess.Popen([_git_exe(), "-C", bed, *GIT_SAFETY, *args], env=git_env(bed),
-                            stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+def run_git(bed: str, args: Sequence[str], input_bytes: Optional[bytes] = None,
+            head: Optional[str] = None,
+            refs: Optional[Dict[str, str]] = None) -> subprocess.CompletedProcess[bytes]:
+    """git ``args`` on the bed's work tree, index and objects, in a private git directory whose
+    HEAD is ``head`` and which holds ``refs`` (name -> object id). GitDirError when the bed's
+    .git is not one this code can use; OSError when git cannot run."""
+    import shutil
 
-
-def run_git(bed: str, args: Sequence[str]) -> subprocess.CompletedProcess[bytes]:
-    process = start_git(bed, args)
-    out, err = process.communicate()
-    return subprocess.CompletedProcess(process.args, process.returncode, out, err)
-
-
-def start_read_tag(bed: str, tag: str) -> subprocess.Popen[bytes]:
-    """Start the one git call that reads the tag; :func:`finish_read_tag` collects it, so the
-    tree can be hashed meanwhile."""
-    return start_git(bed, ["for-each-ref", "--format=%(refname)%00%(objectname)%00%(objecttype)"
-                           "%00%(*objectname)%00%(*objecttype)", f"refs/tags/{tag}"])
-
-
-def finish_read_tag(process: subprocess.Popen[bytes], tag: str) -> Entry:
-    """{"state": "present", "object", "type", "commit"} | {"state": "deleted"} |
-    {"state": "unreadable", "detail"}."""
-    ref = f"refs/tags/{tag}"
-    out, err = process.communicate()
-    if process.returncode != 0:
-        lines = err.decode(errors="replace").strip().splitlines()
-        return {"state": "unreadable",
-                "detail": lines[-1] if lines else f"git exit {process.returncode}"}
-    for line in out.decode(errors="surrogateescape").splitlines():
-        fields = line.split("\0")
-        if len(fields) == 5 and fields[0] == ref:
-            _name, obj, kind, peeled, peeled_kind = fields
-            if kind == "commit":
-                return {"state": "present", "object": obj, "type": kind, "commit": obj}
-            if kind == "tag" and peeled_kind == "commit":
-                return {"state": "present", "object": obj, "type": kind, "commit": peeled}
-            return {"state": "unreadable", "detail": f"{ref} names a {kind}, not a commit"}
-    return {"state": "deleted"}
-
-
-def read_tag(bed: str, tag: str) -> Entry:
+    bed = os.path.abspath(bed)
+    git_dir = git_dir_of(bed)
+    private = _private_git_dir(head)
     try:
-        process = start_read_tag(bed, tag)
-    except OSError as exc:
-        return {"state": "unreadable", "detail": f"git could not run: {exc}"}
-    return finish_read_tag(process, tag)
+        for name, oid in (refs or {}).items():
+            write_ref(private, name, oid)
+        env = hardened_env(private)
+        env.update({"GIT_DIR": private, "GIT_WORK_TREE": bed,
+                    "GIT_OBJECT_DIRECTORY": os.path.join(git_dir, "objects"),
+                    "GIT_INDEX_FILE": os.path.join(git_dir, "index")})
+        command = [_git_exe(), "--no-pager", "-C", bed, *GIT_SAFETY]
+        # The bed's own exclude file is data (ignore patterns), read as the user's would be.
+        exclude = os.path.join(git_dir, "info", "exclude")
+        if os.path.isfile(exclude) and not os.path.islink(exclude):
+            command += ["-c", f"core.excludesFile={exclude}"]
+        return subprocess.run(command + list(args), env=env, input=input_bytes,
+                              capture_output=True, check=False,
+                              stdin=None if input_bytes is not None else subprocess.DEVNULL)
+    finally:
+        shutil.rmtree(private, ignore_errors=True)
+
+
+def git_failure(done: subprocess.CompletedProcess[bytes]) -> str:
+    lines = done.stderr.decode(errors="replace").strip().splitlines()
+    return lines[-1] if lines else f"git exit {done.returncode}"
+
+
+def object_types(bed: str, names: Sequence[str]) -> List[Tuple[str, str]]:
+    """(object id, type) for each object name (``<oid>^{commit}`` peels), ("", "missing") for one
+    the bed's objects lack: one ``git cat-file --batch-check``."""
+    done = run_git(bed, ["cat-file", "--batch-check=%(objectname) %(objecttype)"],
+                   input_bytes="".join(f"{name}\n" for name in names).encode())
+    if done.returncode != 0:
+        raise OSError(git_failure(done))
+    found: List[Tuple[str, str]] = []
+    for line in done.stdout.decode(errors="replace").splitlines()[:len(names)]:
+        oid, _space, kind = line.partition(" ")
+        found.append((oid, kind) if kind != "missing" and _is_oid(oid) else ("", "missing"))
+    return found
+
+
+def read_tag(bed: str, tag: str, recorded: Optional[Entry] = None) -> Entry:
+    """{"state": "present", "object", "type", "commit"} | {"state": "deleted"} |
+    {"state": "unreadable", "detail"}. When the ref still names the ``recorded`` object, that
+    record is the answer and no git runs."""
+    ref = f"refs/tags/{tag}"
+    try:
+        oid = read_ref(git_dir_of(bed), ref)
+        if oid is None:
+            return {"state": "deleted"}
+        if recorded is not None and recorded.get("object") == oid:
+            return dict(recorded)
+        (obj, kind), (peeled, peeled_kind) = object_types(bed, [oid, f"{oid}^{{commit}}"])
+    except (GitDirError, OSError, ValueError) as exc:
+        return {"state": "unreadable", "detail": str(exc)}
+    if kind == "commit":
+        return {"state": "present", "object": obj, "type": kind, "commit": obj}
+    if kind == "tag" and peeled_kind == "commit":
+        return {"state": "present", "object": obj, "type": kind, "commit": peeled}
+    return {"state": "unreadable", "detail": f"{ref} names a {kind} object, not a commit"}
 
 
 def tag_change(recorded: Entry, live: Entry) -> Optional[str]:
@@ -446,7 +745,7 @@ def check_baseline(set_dir: str, escrow: Entry) -> List[Finding]:
 def check_tag(escrow: Entry, bed: str, live: Optional[Entry] = None) -> List[Finding]:
     baseline = escrow["baseline"]
     if live is None:
-        live = read_tag(bed, baseline["tag"])
+        live = read_tag(bed, baseline["tag"], baseline["tag_state"])
     change = tag_change(baseline["tag_state"], live)
     return [(f"tag {_show(baseline['tag'])}", change)] if change else []
 
@@ -531,20 +830,26 @@ def restore_baseline(set_dir: str, escrow: Entry, found: List[Finding]) -> None:
 
 
 def restore_tag(set_dir: str, escrow: Entry, bed: str) -> None:
+    """Point the tag at its escrowed object again: the bundle's objects are read into the bed's
+    object store when it lacks them (``git bundle unbundle``: no transport, no fetch), then the
+    ref is written here. Nothing of the bed's repository config is read."""
     tag = escrow["baseline"]["tag"]
     ref = f"refs/tags/{tag}"
-    bundle = os.path.join(set_dir, BUNDLE)
+    wanted = escrow["baseline"]["tag_state"]["object"]
     try:
-        done = run_git(bed, ["fetch", "--quiet", "--no-tags", "--no-write-fetch-head",
-                             "--no-recurse-submodules", bundle, f"+{ref}:{ref}"])
-    except OSError as exc:
-        say("APG_ESCROW_RESTORE_FAILED", f"tag {tag} git could not run: {exc}")
+        git_dir = git_dir_of(bed)
+        if object_types(bed, [wanted])[0][0] != wanted:
+            done = run_git(bed, ["bundle", "unbundle", os.path.join(set_dir, BUNDLE)])
+            if done.returncode != 0:
+                raise OSError(git_failure(done))
+            listed = done.stdout.decode(errors="replace").split()
+            if wanted not in listed or object_types(bed, [wanted])[0][0] != wanted:
+                raise OSError(f"the escrowed bundle does not hold {wanted}")
+        write_ref(git_dir, ref, wanted)
+    except (GitDirError, OSError) as exc:
+        say("APG_ESCROW_RESTORE_FAILED", f"tag {_show(tag)} {exc}")
         return
-    if done.returncode != 0:
-        lines = done.stderr.decode(errors="replace").strip().splitlines()
-        say("APG_ESCROW_RESTORE_FAILED", f"tag {tag} {lines[-1] if lines else done.returncode}")
-        return
-    say("APG_ESCROW_RESTORED", f"tag {tag}")
+    say("APG_ESCROW_RESTORED", f"tag {_show(tag)}")
 
 
 # --- the check ----------------------------------------------------------------------------------
@@ -568,17 +873,9 @@ def verify(bed: str, set_dir: str, restore: bool) -> int:
         say("APG_ESCROW_WRONG_BED", f"{_show(os.path.realpath(bed))} is not the bed this set was "
             f"escrowed for: {_show(escrow['approot_real'])}")
         return 2
-    tag_name = escrow["baseline"]["tag"]
-    reading: Optional[subprocess.Popen[bytes]] = None
-    failed: Entry = {"state": "unreadable", "detail": "git could not run"}
-    try:
-        reading = start_read_tag(bed, tag_name)
-    except OSError as exc:
-        failed["detail"] = f"git could not run: {exc}"
-    # git reads the tag while the baseline files and the judging tree are hashed.
     mismatches = check_baseline(set_dir, escrow)
     live = scan_tree(escrow["judging"]["roots"])
-    tag = check_tag(escrow, bed, finish_read_tag(reading, tag_name) if reading else failed)
+    tag = check_tag(escrow, bed)
     report_mismatches(mismatches, tag)
     tampered = compare_tree(escrow["judging"]["files"], live)
     for path, change in tampered:

@@ -76,6 +76,9 @@ def test_killed_provision_recovers(kit: Kit, raw_bed: Path, point: str) -> None:
     if point == "provision.tagged":
         # The tag is the last step: the baseline is complete.
         assert rc == 0 and "APG_RESET_OK" in err, err
+    elif point == "provision.metadata-written":
+        # The metadata records the commit: reset points the missing tag at it.
+        assert rc == 0 and "APG_RESET_TAG_RESTORED" in err and "APG_RESET_OK" in err, err
     else:
         # No tag, so no complete baseline: refused with the command that captures one.
         assert rc == 1 and "APG_RESET_NO_BASELINE" in err and "apg provision" in err, err

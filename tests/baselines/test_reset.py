@@ -13,8 +13,8 @@ from typing import Any
 import pytest
 
 from ai_proving_ground.baselines.reset import reset
-from ai_proving_ground.baselines.store import runs_dir
-from ai_proving_ground.baselines.tree import read_tree
+from ai_proving_ground.baselines.store import read_metadata, runs_dir
+from ai_proving_ground.baselines.tree import read_tree, tag_commit
 from ai_proving_ground.errors import ApgError
 from ai_proving_ground.gitutil import git
 from ai_proving_ground.settings import Settings
@@ -101,8 +101,23 @@ def test_reset_of_an_unprovisioned_bed_is_refused(kit: Kit, raw_bed: Path) -> No
     assert f"apg provision --approot {raw_bed} canvas_home kb_docs" in err
 
 
-def test_reset_without_tag_is_refused(kit: Kit, pbed: Path) -> None:
+def test_reset_without_tag_puts_it_back_on_the_recorded_commit(kit: Kit, pbed: Path) -> None:
     baseline = kit.baseline(pbed)
+    tagged = kit.tracked_on_disk(pbed)
+    commit = read_metadata(baseline).commit
+    git(pbed, ["tag", "-d", baseline.tag])
+    kit.mutate(pbed)
+    rc, _out, err = kit.run("reset", pbed)
+    assert rc == 0 and f"APG_RESET_TAG_RESTORED tag {baseline.tag}" in err, err
+    assert tag_commit(pbed, baseline.tag) == commit
+    assert kit.tracked_on_disk(pbed) == tagged
+
+
+def test_reset_without_tag_or_recorded_commit_is_refused(kit: Kit, pbed: Path) -> None:
+    baseline = kit.baseline(pbed)
+    record = json.loads(baseline.metadata.read_text())
+    del record["commit"]  # a baseline captured before commits were recorded
+    baseline.metadata.write_text(json.dumps(record))
     git(pbed, ["tag", "-d", baseline.tag])
     kit.mutate(pbed)
     rc, _out, err = kit.run("reset", pbed)

@@ -292,6 +292,10 @@ def test_a_bed_without_its_repository_cannot_be_repaired(escrowed: Escrowed) -> 
     os.rename(escrowed.bed / ".git", escrowed.bed.parent / "git-moved-away")
     result = escrowed.verify("--restore")
     assert result.rc == 1
-    assert result.findings[0] == f"APG_ESCROW_MISMATCH tag {escrowed.tag} missing"
-    assert result.findings[1].startswith(f"APG_ESCROW_RESTORE_FAILED tag {escrowed.tag}")
-    assert result.findings[2:] == [f"APG_ESCROW_MISMATCH tag {escrowed.tag} missing"]
+    # the repository is judging state: its disappearance is tampering, never restored
+    tampered = [line for line in result.findings if line.startswith("APG_TAMPERED")]
+    assert "APG_TAMPERED .git removed" in tampered
+    rest = [line for line in result.findings if line not in tampered]
+    assert rest[0] == f"APG_ESCROW_MISMATCH tag {escrowed.tag} missing"
+    assert rest[1].startswith(f"APG_ESCROW_RESTORE_FAILED tag {escrowed.tag}")
+    assert rest[2:] == [f"APG_ESCROW_MISMATCH tag {escrowed.tag} missing"]

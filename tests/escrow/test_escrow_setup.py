@@ -15,8 +15,8 @@ from escrow_kit import ApgRunner as MainRunner
 from escrow_kit import Escrowed, clean_environ, make_escrow
 
 from ai_proving_ground.escrow.capture import render_json
-from ai_proving_ground.escrow.verifier import load_verifier
 from ai_proving_ground.gitutil import git
+from ai_proving_ground.verifier_file import load_verifier
 
 
 def _sha(path: Path) -> str:

@@ -122,9 +122,11 @@ def test_the_verifier_reads_no_yaml_and_runs_no_bed_code(escrowed: Escrowed) -> 
     git(escrowed.bed, ["tag", "-d", escrowed.tag])
     result = escrowed.verify("--restore", copy=escrowed.bed / "scripts" / "escrow_verify.py",
                              selection=[], GIT_DIR="/nonexistent")
-    assert result.findings == [f"APG_ESCROW_MISMATCH tag {escrowed.tag} deleted"]
+    # The hook is judging state (tampering, never restored); the tag is restored all the same.
+    assert result.findings == [f"APG_ESCROW_MISMATCH tag {escrowed.tag} deleted",
+                               "APG_TAMPERED .git/hooks/reference-transaction added"]
     assert f"APG_ESCROW_RESTORED tag {escrowed.tag}" in result.lines
-    assert result.rc == 0
+    assert result.rc == 1
     assert not marker.exists()
 
 

@@ -19,6 +19,7 @@ from ai_proving_ground.baselines.store import Baseline, BaselineRecord
 from ai_proving_ground.baselines.tree import (
     create_tag,
     dirty_paths,
+    head_commit,
     require_repository,
     tag_commit,
     untracked_paths,
@@ -105,12 +106,13 @@ def capture(approot: Path, baseline: Baseline, fixture_set: FixtureSet,
     crashpoint("provision.versions-recorded")
     driver.dump_database(baseline.dump)
     crashpoint("provision.dump-written")
+    commit = head_commit(approot)  # recorded first: reset restores it, whatever the tag says later
     write_record(baseline.metadata, BaselineRecord(
         format=1, set_key=fixture_set.key, canonical=fixture_set.canonical,
         fixtures=fixture_set.names, tag=baseline.tag, captured_at=int(time.time()),
-        driver=driver.name))
+        driver=driver.name, commit=commit))
     crashpoint("provision.metadata-written")
-    create_tag(approot, baseline.tag)
+    create_tag(approot, baseline.tag, commit)
     crashpoint("provision.tagged")
 
 

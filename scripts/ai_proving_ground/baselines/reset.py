@@ -17,11 +17,11 @@ from ai_proving_ground.baselines.store import Baseline
 from ai_proving_ground.baselines.tree import (
     BaselineTree,
     TreeEntry,
+    baseline_entries,
     check_scope,
     require_repository,
     restore_from_tag,
     tag_commit,
-    tag_entries,
     untracked_paths,
 )
 from ai_proving_ground.errors import ApgError
@@ -55,8 +55,10 @@ def reset(approot: Path, names: Sequence[str], driver: SiteDriver,
     if tree is None:
         require_repository(approot)
     with bed_lock(baseline.lock, "reset", settings.lock_wait_seconds):
-        _require_baseline(approot, baseline, fixture_set, tag_known=tree is not None)
-        entries = list(tree.entries) if tree is not None else tag_entries(approot, baseline.tag)
+        # The recorded commit's files, the tag pointed at it again: never what the tag names now.
+        found = baseline_entries(approot, baseline, tree)
+        _require_baseline(approot, baseline, fixture_set, tag_known=found is not None)
+        entries = found or []
         skip = _untracked_skips(approot, baseline, entries, settings.allow_untracked)
         check_scope(approot)
         snapshot = public_files.snapshot_paths(baseline.directory, fixture_set.key)

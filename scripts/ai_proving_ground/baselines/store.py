@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import ClassVar
+from typing import Any, ClassVar
 
 from ai_proving_ground.escrow.locations import baseline_location
 from ai_proving_ground.fsutil import safe_name
@@ -88,6 +88,13 @@ class BaselineRecord(FieldsRecord):
     tag: str
     captured_at: int  # Unix time, seconds
     driver: str
+    commit: str | None = None  # what the tag names; reset restores it (absent: older baselines)
+
+    def as_json(self) -> dict[str, Any]:
+        data = super().as_json()
+        if data["commit"] is None:  # an older baseline's record keeps its shape
+            del data["commit"]
+        return data
 
 
 def read_metadata(baseline: Baseline) -> BaselineRecord:

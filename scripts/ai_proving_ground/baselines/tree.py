@@ -1,4 +1,10 @@
-"""The tracked paths of a bed (config/sync, web/modules/custom, recipes) and the baseline tag."""
+"""The tracked paths of a bed (config/sync, web/modules/custom, recipes) and the baseline tag.
+
+Every git here runs through :func:`gitutil.bed_git`, never in the bed's own repository (whose
+config the agent can write). The baseline's commit is the one recorded in the baseline directory
+(``baseline.<key>.json``): reset restores it and points the tag at it again, whatever the tag
+names now; :func:`repository_changes` says whether a bed still matches it.
+"""
 
 from __future__ import annotations
 
@@ -10,10 +16,12 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
+from ai_proving_ground.baselines.store import Baseline, read_metadata
 from ai_proving_ground.errors import ApgError
 from ai_proving_ground.faults import crashpoint
-from ai_proving_ground.gitutil import git, git_text
+from ai_proving_ground.gitutil import bed_git, check_git_dir, object_types, read_ref, write_ref
 from ai_proving_ground.layout import TRACKED_PATHS
+from ai_proving_ground.report import say
 
 TreeEntry = tuple[str, str, str]  # mode, blob sha, path
 
@@ -27,17 +35,25 @@ class BaselineTree:
     tag: str
     entries: tuple[TreeEntry, ...]
     blobs: Mapping[str, bytes]
+    commit: str | None = None  # the commit they were read from
 
 
-def read_tree(approot: Path, tag: str) -> BaselineTree:
-    """``tag``'s tracked files, contents included (two git calls)."""
-    entries = tag_entries(approot, tag)
+def read_tree(approot: Path, tag: str, commit: str | None = None) -> BaselineTree:
+    """``tag``'s tracked files (those of ``commit`` when given), contents included (two git
+    calls)."""
+    commit = commit or tag_commit(approot, tag)
+    if commit is None:
+        raise ApgError("APG_GIT_FAILED", f"tag {tag} names no commit in {approot}")
+    entries = commit_entries(approot, commit)
     return BaselineTree(tag, tuple(entries),
-                        _read_blobs(approot, sorted({sha for _mode, sha, _name in entries})))
+                        _read_blobs(approot, sorted({sha for _mode, sha, _name in entries})),
+                        commit)
 
 
 def require_repository(approot: Path) -> None:
-    if git(approot, ["rev-parse", "--is-inside-work-tree"], check=False).returncode != 0:
+    if os.path.lexists(approot / ".git"):
+        check_git_dir(approot)
+    else:
         raise ApgError("APG_BED_NOT_GIT", f"{approot} is not a git work tree; baselines need one: "
                        "git init -b main && git add -A && git commit -m 'bed initial state'")
 
@@ -63,7 +79,7 @@ def _files_on_disk(approot: Path, relative: str) -> list[str]:
 
 def _index_names(approot: Path) -> list[str]:
     # -z: names verbatim (no C-quoting of non-ASCII), so they compare equal to names on disk.
-    out = git(approot, ["ls-files", "-z", "--", *TRACKED_PATHS]).stdout
+    out = bed_git(approot, ["ls-files", "-z", "--", *TRACKED_PATHS]).stdout
     return [name.decode("utf-8", "surrogateescape") for name in out.split(b"\0") if name]
 
 
@@ -78,7 +94,7 @@ def untracked_paths(approot: Path, entries: list[TreeEntry] | None = None) -> li
     for relative in TRACKED_PATHS:
         on_disk = _files_on_disk(approot, relative)
         if on_disk and not any(n == relative or n.startswith(relative + "/") for n in names):
-            rule = git(approot, ["check-ignore", "-v", "--no-index", on_disk[0]], check=False)
+            rule = bed_git(approot, ["check-ignore", "-v", "--no-index", on_disk[0]], check=False)
             why = rule.stdout.decode().strip().split("\t")[0] if rule.returncode == 0 else \
                 "no ignore rule matches; the files were never added"
             problems.append(f"{relative} (ignore rule: {why})")
@@ -87,8 +103,8 @@ def untracked_paths(approot: Path, entries: list[TreeEntry] | None = None) -> li
 
 def dirty_paths(approot: Path) -> list[str]:
     """Uncommitted changes under the tracked paths: a tag of HEAD would not hold them."""
-    out = git_text(approot, ["status", "--porcelain", "--untracked-files=all", "--",
-                             *TRACKED_PATHS])
+    out = bed_git(approot, ["status", "--porcelain", "--untracked-files=all", "--",
+                            *TRACKED_PATHS], head=read_ref(approot, "HEAD")).stdout.decode()
     return [line[3:] for line in out.splitlines() if line]
 
 
@@ -99,16 +115,93 @@ def tag_ref(tag: str) -> str:
 
 
 def tag_commit(approot: Path, tag: str) -> str | None:
-    done = git(approot, ["rev-parse", "--verify", "--quiet", f"{tag_ref(tag)}^{{commit}}"],
-               check=False)
-    return done.stdout.decode().strip() if done.returncode == 0 else None
+    """The commit the bed's tag names now (the ref read without git, peeled by one git call);
+    None when there is none."""
+    oid = read_ref(approot, tag_ref(tag))
+    if oid is None:
+        return None
+    (commit, kind), = object_types(approot, [f"{oid}^{{commit}}"])
+    return commit if kind == "commit" else None
 
 
-def create_tag(approot: Path, tag: str) -> str:
-    git(approot, ["tag", "-f", tag, "HEAD"])
-    commit = tag_commit(approot, tag)
-    assert commit is not None
+def head_commit(approot: Path) -> str:
+    """The commit the bed's HEAD names (read without git): what a new baseline tags."""
+    commit = read_ref(approot, "HEAD")
+    if commit is None or object_types(approot, [commit])[0][1] != "commit":
+        raise ApgError("APG_GIT_FAILED", f"HEAD of {approot} names no commit; commit the bed's "
+                       "state first")
     return commit
+
+
+def create_tag(approot: Path, tag: str, commit: str | None = None) -> str:
+    """Point ``tag`` at ``commit`` (HEAD's when None): a lightweight tag written as a ref, so
+    no ``git tag`` runs (signing, editors and hooks of the bed's config are never reached)."""
+    commit = commit or head_commit(approot)
+    if object_types(approot, [commit])[0][1] != "commit":
+        raise ApgError("APG_GIT_FAILED", f"{commit} is not a commit in {approot}")
+    write_ref(approot, tag_ref(tag), commit)
+    return commit
+
+
+def recorded_commit(baseline: Baseline) -> str | None:
+    """The commit the baseline directory recorded for the set under this tag name; None for a
+    baseline captured before commits were recorded, under another tag name, or whose metadata
+    cannot be read."""
+    try:
+        record = read_metadata(baseline) if baseline.metadata.is_file() else None
+    except ApgError:
+        return None
+    return record.commit if record is not None and record.tag == baseline.tag else None
+
+
+def restore_tag(approot: Path, tag: str, commit: str, known: bool = False) -> bool:
+    """Point ``tag`` at the recorded ``commit`` again when it names anything else (deleted,
+    moved, recreated); True when it had to. ``APG_RESET_TAG_LOST`` when the bed's objects no
+    longer hold the commit (not asked when ``known``: the caller read its files already). The
+    usual case (the tag as recorded) runs no git at all."""
+    if read_ref(approot, tag_ref(tag)) == commit:
+        return False
+    if not known and object_types(approot, [commit])[0][1] != "commit":
+        raise ApgError("APG_RESET_TAG_LOST", f"tag {tag} does not name the baseline commit "
+                       f"{commit}, and the bed's objects no longer hold it; restore it from the "
+                       f"escrow (apg verify --restore) or recapture the baseline")
+    write_ref(approot, tag_ref(tag), commit)
+    return True
+
+
+def baseline_entries(approot: Path, baseline: Baseline,
+                     tree: BaselineTree | None = None) -> list[TreeEntry] | None:
+    """The files reset restores: the recorded commit's, after pointing the bed's tag at it again
+    (``APG_RESET_TAG_RESTORED``) when an attempt deleted or moved it. ``tree`` is used when it
+    was read from that commit (a campaign's, read once). None when the baseline recorded no
+    commit (it predates the record) and its tag is gone."""
+    commit = recorded_commit(baseline)
+    if commit is None:  # an older baseline: its tag is all there is
+        if tree is not None:
+            return list(tree.entries)
+        return tag_entries(approot, baseline.tag) if tag_commit(approot, baseline.tag) else None
+    from_tree = tree is not None and tree.commit == commit
+    if restore_tag(approot, baseline.tag, commit, known=from_tree):
+        say("APG_RESET_TAG_RESTORED", f"tag {baseline.tag} no longer named the baseline commit "
+            f"{commit}; it does again")
+    return list(tree.entries) if tree is not None and from_tree else commit_entries(approot, commit)
+
+
+def repository_changes(approot: Path, baseline: Baseline) -> list[str]:
+    """What differs between the bed's repository and the recorded baseline: the ``.git`` that
+    cannot be used, the tag deleted or moved off the recorded commit. Empty when they match.
+    For callers that must judge an attempt (a moved or deleted tag is the agent's doing)."""
+    commit = recorded_commit(baseline)
+    try:
+        check_git_dir(approot)
+        now = tag_commit(approot, baseline.tag)
+    except ApgError as exc:
+        return [exc.message]
+    if now is None:
+        return [f"tag {baseline.tag} deleted"]
+    if commit is not None and now != commit:
+        return [f"tag {baseline.tag} moved to {now} (baseline commit {commit})"]
+    return []
 
 
 def check_scope(approot: Path) -> None:
@@ -159,7 +252,15 @@ def restore_from_tag(approot: Path, tag: str, skip: frozenset[str] = frozenset()
 def tag_entries(approot: Path, tag: str) -> list[TreeEntry]:
     """(mode, blob sha, path) for every file and symlink of ``tag`` under the tracked paths:
     one ``git ls-tree`` that both the untracked check and the restore read."""
-    out = git(approot, ["ls-tree", "-r", "-z", tag_ref(tag), "--", *TRACKED_PATHS]).stdout
+    commit = tag_commit(approot, tag)
+    if commit is None:
+        raise ApgError("APG_GIT_FAILED", f"tag {tag} names no commit in {approot}")
+    return commit_entries(approot, commit)
+
+
+def commit_entries(approot: Path, commit: str) -> list[TreeEntry]:
+    """(mode, blob sha, path) of ``commit``'s files under the tracked paths."""
+    out = bed_git(approot, ["ls-tree", "-r", "-z", commit, "--", *TRACKED_PATHS]).stdout
     entries = []
     for record in out.split(b"\0"):
         if not record:
@@ -174,7 +275,7 @@ def tag_entries(approot: Path, tag: str) -> list[TreeEntry]:
 def _read_blobs(approot: Path, shas: list[str]) -> dict[str, bytes]:
     if not shas:
         return {}
-    out = git(approot, ["cat-file", "--batch"], input_bytes="".join(f"{s}\n" for s in shas)
+    out = bed_git(approot, ["cat-file", "--batch"], input_bytes="".join(f"{s}\n" for s in shas)
               .encode()).stdout
     blobs: dict[str, bytes] = {}
     offset = 0

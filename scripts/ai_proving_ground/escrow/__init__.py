@@ -2,8 +2,9 @@
 
 ``capture`` writes an escrow set (``files`` writes and swaps it atomically); ``locations`` says
 where the escrow root, the project and the baseline are; ``judging`` names the judging tree;
-``mounts`` refuses an escrow a container could write; ``verifier`` loads the verifier file and
-its launcher; ``launch`` runs the escrowed verifier copy on a bed.
+``mounts`` refuses an escrow a container could write; ``verifier`` holds the verifier's
+launcher (``verifier_file`` loads the verifier itself); ``launch`` runs the escrowed verifier
+copy on a bed.
 """
 
 NO_BASELINE = "APG_ESCROW_NO_BASELINE"

@@ -42,12 +42,13 @@ from ai_proving_ground.escrow.locations import (
     project_name,
 )
 from ai_proving_ground.escrow.mounts import check_destination
-from ai_proving_ground.escrow.verifier import LAUNCHER, LAUNCHER_TEXT, VERIFIER_SOURCE, load_verifier
+from ai_proving_ground.escrow.verifier import LAUNCHER, LAUNCHER_TEXT
 from ai_proving_ground.faults import crashpoint
 from ai_proving_ground.fixtures import FixtureSet, load_set
-from ai_proving_ground.gitutil import git
+from ai_proving_ground.gitutil import bed_git
 from ai_proving_ground.report import say
 from ai_proving_ground.settings import DEFAULT_SETTINGS, Settings
+from ai_proving_ground.verifier_file import VERIFIER_SOURCE, load_verifier
 
 
 def _tag_state(verifier: ModuleType, approot: Path, tag: str) -> dict[str, Any]:
@@ -119,8 +120,11 @@ def _fill(staging: Path, approot: Path, fixture_set: FixtureSet, location: Basel
         files[name] = copy_hashed(source, copies / name)
         escrowed[f"{verifier.BASELINE_SUBDIR}/{name}"] = files[name]["sha256"]
     bundle = staging / verifier.BUNDLE
-    done = git(approot, ["bundle", "create", "--quiet", str(bundle), f"refs/tags/{baseline.tag}"],
-               check=False)
+    # The bundle is made from a private git directory holding only the tag's ref: the bed's
+    # repository config (which could name programs) is never read, and no transport is used.
+    ref = f"refs/tags/{baseline.tag}"
+    done = bed_git(approot, ["bundle", "create", "--quiet", str(bundle), ref], check=False,
+                   refs={ref: tag_state["object"]})
     if done.returncode != 0:
         raise ApgError("APG_GIT_FAILED", f"git bundle create of tag {baseline.tag} failed: "
                        f"{done.stderr.decode(errors='replace').strip()}")

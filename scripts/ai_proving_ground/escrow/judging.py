@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 from ai_proving_ground.errors import ApgError
 from ai_proving_ground.fixtures import FixtureSet
@@ -11,12 +12,14 @@ from ai_proving_ground.paths import BASE_RECIPE_NAME, PACKAGE_DIR, PROJECT_ROOT
 from ai_proving_ground.report import say
 from ai_proving_ground.settings import DEFAULT_SETTINGS, Settings
 from ai_proving_ground.tasks.dataset import resolve_dataset_path
+from ai_proving_ground.verifier_file import load_verifier
 
 
 def judging_roots(approot: Path, fixture_set: FixtureSet,
-                  settings: Settings = DEFAULT_SETTINGS) -> list[dict[str, str]]:
+                  settings: Settings = DEFAULT_SETTINGS) -> list[dict[str, Any]]:
     """Labelled absolute roots. Inside the bed a root's label is its bed-relative path; outside,
-    ``grader:``, ``project:`` or ``fixture:`` names it. Roots inside another root are dropped."""
+    ``grader:``, ``project:`` or ``fixture:`` names it. Roots inside another root are dropped.
+    The ``.git`` root is judged only in the parts the verifier's ``GIT_JUDGED`` names."""
     bed = approot.resolve()
     in_bed = ["recipes", "datasets", ".ddev/commands", ".ddev/agents", "scripts/escrow_verify.py"]
     candidates: list[tuple[str, Path, bool]] = [(rel, bed / rel, True) for rel in in_bed]
@@ -32,7 +35,7 @@ def judging_roots(approot: Path, fixture_set: FixtureSet,
     dataset = _configured_dataset(approot, settings)
     if dataset is not None:
         candidates.append((f"dataset:{dataset.name}", dataset, False))
-    roots: list[dict[str, str]] = []
+    roots: list[dict[str, Any]] = []
     chosen: list[Path] = []
     for label, path, inside in candidates:
         if not inside:
@@ -44,6 +47,9 @@ def judging_roots(approot: Path, fixture_set: FixtureSet,
             continue
         chosen.append(path)
         roots.append({"label": label, "path": str(path)})
+    # The bed's repository steers git and names object stores: its config, hooks, info and
+    # alternates (and what .git itself is) are judged like code; its objects and index are not.
+    roots.append({"label": ".git", "path": str(bed / ".git"), "only": list(load_verifier().GIT_JUDGED)})
     return roots
 
 

@@ -8,9 +8,9 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from ai_proving_ground.escrow.locations import escrow_root, project_name
-from ai_proving_ground.escrow.verifier import VERIFIER_SOURCE, load_verifier
 from ai_proving_ground.report import say
 from ai_proving_ground.settings import DEFAULT_SETTINGS, Settings
+from ai_proving_ground.verifier_file import VERIFIER_SOURCE, load_verifier
 
 
 def select_set(approot: Path, names: Sequence[str],

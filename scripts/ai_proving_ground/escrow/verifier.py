@@ -1,21 +1,10 @@
-"""The escrow verifier: the one stdlib-only file escrow copies, loaded from it, and its launcher.
+"""The escrow verifier's launcher: the bash script escrow writes beside the verifier copy.
 
-Hashes are taken by the verifier's own code (loaded from its file, never copied here), so escrow
-and verify can never disagree about how a tree is read.
+The verifier itself is loaded from its file by :mod:`ai_proving_ground.verifier_file`: hashes are
+taken and git is run by its own code, never copied here, so escrow and verify cannot disagree.
 """
 
 from __future__ import annotations
-
-import importlib.util
-from functools import cache
-from pathlib import Path
-from types import ModuleType
-
-from ai_proving_ground.errors import ApgError
-from ai_proving_ground.paths import PROJECT_ROOT
-
-VERIFIER_SOURCE = PROJECT_ROOT / "scripts" / "escrow_verify.py"
-
 
 LAUNCHER = "escrow-verify.sh"
 
@@ -38,14 +27,3 @@ if [ -z "$python" ]; then
 fi
 exec "$python" -I "$here/escrow_verify.py" "$@"
 """
-
-
-@cache
-def load_verifier(path: Path = VERIFIER_SOURCE) -> ModuleType:
-    """The verifier module (stdlib only, so loading it runs nothing of the bed's)."""
-    spec = importlib.util.spec_from_file_location("apg_escrow_verify", path)
-    if spec is None or spec.loader is None or not path.is_file():
-        raise ApgError("APG_INSTALL_BROKEN", f"{path} is missing; reinstall the project")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module

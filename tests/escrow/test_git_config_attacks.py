@@ -1,0 +1,292 @@
+"""A bed's repository cannot steer the git the harness runs (issue 18).
+
+Each case plants, in a bed's ``.git`` (and where a key needs one, a ``.gitattributes``), one class
+of setting that makes git run a program: a script that would leave a marker file. Then the bed
+goes through everything that runs git: a recapture (provision with the dump and tag gone), escrow,
+``apg verify``, ``apg verify --restore`` with the tag deleted, and ``apg reset`` with the tag
+deleted, then moved. Every step must end in a restore or a refusal with a token, and no marker
+may exist. Real git throughout; the first test shows the planted transport really runs with git
+as a bed's own config steers it, so these tests can fail.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from escrow_kit import ApgRunner, Escrowed, clean_environ
+
+from ai_proving_ground.baselines.store import Baseline, read_metadata
+from ai_proving_ground.baselines.tree import head_commit, repository_changes, tag_commit
+from ai_proving_ground.fixtures import DEFAULT_FIXTURES, load_set
+from ai_proving_ground.gitutil import bed_git, git, write_ref
+from ai_proving_ground.settings import Settings
+
+Plant = Callable[[Path, Path], None]  # (bed, the marker-writing script)
+
+HOOKS = ("reference-transaction", "pre-commit", "post-commit", "post-checkout", "post-merge",
+         "post-index-change", "pre-auto-gc", "post-rewrite", "fsmonitor-watchman", "pre-push")
+
+
+def _config(text: str) -> Plant:
+    def plant(bed: Path, evil: Path) -> None:
+        with (bed / ".git" / "config").open("a") as handle:
+            handle.write(text.replace("EVIL", str(evil)))
+    return plant
+
+
+def _with_attributes(text: str) -> Plant:
+    """The config, and every file assigned the drivers it defines (worktree and info/)."""
+    config = _config(text)
+
+    def plant(bed: Path, evil: Path) -> None:
+        config(bed, evil)
+        rules = "* filter=evil diff=evil merge=evil\n"
+        (bed / ".gitattributes").write_text(rules)
+        (bed / ".git" / "info").mkdir(exist_ok=True)
+        (bed / ".git" / "info" / "attributes").write_text(rules)
+        for tracked in (bed / "config" / "sync").iterdir():  # stat-dirty: status must look inside
+            os.utime(tracked, (1, 1))
+    return plant
+
+
+def _hooks(bed: Path, evil: Path) -> None:
+    hooks = bed / ".git" / "hooks"
+    other = bed.parent / "other-hooks"
+    for folder in (hooks, other):
+        folder.mkdir(exist_ok=True)
+        for name in HOOKS:
+            (folder / name).write_text(f"#!/bin/sh\nexec {evil}\n")
+            (folder / name).chmod(0o755)
+    _config(f"[core]\n\thooksPath = {other}\n")(bed, evil)
+
+
+def _includes(bed: Path, evil: Path) -> None:
+    included = bed.parent / "included.config"
+    included.write_text(f"[core]\n\tfsmonitor = {evil}\n\tpager = {evil}\n"
+                        f"[alias]\n\tstatus = !{evil}\n")
+    _config(f"[include]\n\tpath = {included}\n[includeIf \"gitdir:/\"]\n\tpath = {included}\n"
+            )(bed, evil)
+
+
+def _worktree(bed: Path, evil: Path) -> None:
+    elsewhere = bed.parent / "elsewhere"
+    (elsewhere / "config" / "sync").mkdir(parents=True)
+    (elsewhere / "config" / "sync" / "planted.yml").write_text("planted: true\n")
+    _config(f"[core]\n\tworktree = {elsewhere}\n\tfsmonitor = {evil}\n")(bed, evil)
+
+
+KEY_CLASSES: dict[str, Plant] = {
+    "transport-ext-insteadof": _config(
+        "[protocol \"ext\"]\n\tallow = always\n[protocol]\n\tallow = always\n"
+        # the rest of the URL becomes the script's argument (the space inside the quotes)
+        "[url \"ext::EVIL \"]\n\tinsteadOf = /\n\tinsteadOf = file://\n\tpushInsteadOf = /\n"),
+    "remote-uploadpack-receivepack": _config(
+        "[remote \"origin\"]\n\turl = /nonexistent\n\tuploadpack = EVIL\n\treceivepack = EVIL\n"
+        "[core]\n\talternateRefsCommand = EVIL\n"),
+    "ssh-proxy": _config("[core]\n\tsshCommand = EVIL\n\tgitProxy = EVIL\n"
+                         "[url \"ssh://x/\"]\n\tinsteadOf = /\n"),
+    "askpass-credential": _config("[core]\n\taskPass = EVIL\n[credential]\n\thelper = !EVIL\n"),
+    "editor": _config("[core]\n\teditor = EVIL\n[sequence]\n\teditor = EVIL\n"
+                      "[tag]\n\tgpgSign = true\n\tforceSignAnnotated = true\n"),
+    "signing": _config("[gpg]\n\tprogram = EVIL\n[gpg \"openpgp\"]\n\tprogram = EVIL\n"
+                       "[gpg \"ssh\"]\n\tprogram = EVIL\n[gpg \"x509\"]\n\tprogram = EVIL\n"
+                       "[tag]\n\tgpgSign = true\n[commit]\n\tgpgSign = true\n"),
+    "hooks": _hooks,
+    "fsmonitor": _config("[core]\n\tfsmonitor = EVIL\n\tuntrackedCache = true\n"),
+    "filter-drivers": _with_attributes(
+        "[filter \"evil\"]\n\tclean = EVIL\n\tsmudge = EVIL\n\tprocess = EVIL\n\trequired = true\n"),
+    "diff-drivers": _with_attributes(
+        "[diff \"evil\"]\n\ttextconv = EVIL\n\tcommand = EVIL\n[diff]\n\texternal = EVIL\n"),
+    "merge-drivers": _with_attributes("[merge \"evil\"]\n\tdriver = EVIL\n"),
+    "pager": _config("[core]\n\tpager = EVIL\n[pager]\n\tstatus = EVIL\n\ttag = EVIL\n"
+                     "\tls-files = EVIL\n\tbundle = EVIL\n"),
+    "shell-aliases": _config("[alias]\n\tstatus = !EVIL\n\ttag = !EVIL\n\tfetch = !EVIL\n"
+                             "\tbundle = !EVIL\n\tls-files = !EVIL\n\tcat-file = !EVIL\n"),
+    "include": _includes,
+    "worktree": _worktree,
+    "uploadpack-hook": _config("[uploadpack]\n\tpackObjectsHook = EVIL\n"),
+}
+
+
+def _evil(tmp_path: Path) -> tuple[Path, Path]:
+    marker = tmp_path / "MARKER"
+    script = tmp_path / "evil.sh"
+    script.write_text(f"#!/bin/sh\necho ran >> {marker}\nexit 1\n")
+    script.chmod(0o755)
+    return script, marker
+
+
+def _delete_tag(bed: Path, tag: str) -> None:
+    """As an agent would, without any git (a loose ref file; the harness writes loose refs)."""
+    (bed / ".git" / "refs" / "tags" / tag).unlink()
+
+
+def _baseline(bed: Path) -> Baseline:
+    settings = Settings.from_environ()
+    return Baseline.of(bed, load_set(list(DEFAULT_FIXTURES), bed, settings=settings).key, settings)
+
+
+def test_the_planted_transport_really_runs_under_a_git_steered_by_the_bed(
+        escrowed: Escrowed, tmp_path: Path) -> None:
+    """The attack of issue 18, first against git as the old verifier ran it (in the bed's own
+    repository, hooks off), then against the verifier."""
+    evil, marker = _evil(tmp_path)
+    _delete_tag(escrowed.bed, escrowed.tag)
+    KEY_CLASSES["transport-ext-insteadof"](escrowed.bed, evil)
+    ref = f"refs/tags/{escrowed.tag}"
+    subprocess.run(["git", "-C", str(escrowed.bed), "-c", "core.hooksPath=/dev/null", "-c",
+                    "protocol.allow=never", "fetch", "--quiet", "--no-tags",
+                    str(escrowed.set_dir / "tag.bundle"), f"+{ref}:{ref}"],
+                   env=clean_environ(), capture_output=True, check=False, timeout=60)
+    assert marker.exists()  # protocol.allow=never alone did not stop it
+    marker.unlink()
+
+    result = escrowed.verify("--restore")
+    assert not marker.exists()
+    assert "APG_TAMPERED .git/config modified" in result.findings
+    assert f"APG_ESCROW_RESTORED tag {escrowed.tag}" in result.lines
+    assert result.rc == 1  # tampering is never restored
+    assert tag_commit(escrowed.bed, escrowed.tag) == \
+        read_metadata(escrowed.baseline).commit
+
+
+def test_an_editor_really_runs_from_git_tag_as_the_old_helper_ran_it(
+        bed: Path, tmp_path: Path) -> None:
+    """The other hole of issue 18: tag.gpgSign with core.editor in the bed's config, and
+    `git tag -f` (what provision ran) starts the editor despite the old helper's overrides."""
+    evil, marker = _evil(tmp_path)
+    KEY_CLASSES["editor"](bed, evil)
+    old_overrides = ["-c", "core.hooksPath=/dev/null", "-c", "core.fsmonitor=false", "-c",
+                     "gc.auto=0", "-c", "maintenance.auto=false", "-c", "core.pager=cat"]
+    subprocess.run(["git", "-C", str(bed), *old_overrides, "tag", "-f", "probe", "HEAD"],
+                   env=clean_environ(), capture_output=True, check=False, timeout=60)
+    assert marker.exists()
+
+
+@pytest.mark.parametrize("key_class", sorted(KEY_CLASSES))
+def test_no_planted_setting_runs_and_every_step_restores_or_refuses(
+        key_class: str, bed: Path, tmp_path: Path, apg: ApgRunner,
+        snapshot_grader: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    evil, marker = _evil(tmp_path)
+    monkeypatch.setenv("AI_PG_ESCROW_DIR", str(tmp_path / "escrow"))
+    baseline = _baseline(bed)
+    baseline.dump.unlink()  # a recapture: dump and tag gone
+    _delete_tag(bed, baseline.tag)
+    KEY_CLASSES[key_class](bed, evil)
+
+    def step(*argv: str, token: str) -> str:
+        done = apg(*argv, "--approot", str(bed))
+        assert not marker.exists(), f"{key_class}: {' '.join(argv)} ran the planted program"
+        assert done.rc == 0 and token in done.err, done.err
+        return str(done.out).strip()
+
+    def verify(*argv: str, token: str) -> None:
+        # The verifier as apg verify runs it: the escrowed copy, a child `python3 -I`.
+        done = subprocess.run([sys.executable, "-I", str(set_dir / "escrow_verify.py"), str(bed),
+                               str(set_dir), *argv], capture_output=True, text=True, timeout=60,
+                              env=clean_environ(), check=False)
+        assert not marker.exists(), f"{key_class}: verify {' '.join(argv)} ran the planted program"
+        assert done.returncode == 0 and token in done.stderr, done.stderr
+
+    step("provision", token="APG_PROVISION_OK")
+    recorded = read_metadata(baseline).commit
+    assert recorded == head_commit(bed) == tag_commit(bed, baseline.tag)
+    set_dir = Path(step("escrow", token=""))
+    verify(token="APG_ESCROW_OK")
+    step("verify", token="")  # apg verify itself: selection, then the same child
+    _delete_tag(bed, baseline.tag)
+    verify("--restore", token=f"APG_ESCROW_RESTORED tag {baseline.tag}")
+    verify(token="APG_ESCROW_OK")
+    _delete_tag(bed, baseline.tag)
+    step("reset", token=f"APG_RESET_TAG_RESTORED tag {baseline.tag}")
+    assert tag_commit(bed, baseline.tag) == recorded
+    assert recorded is not None
+    moved = bed_git(bed, ["-c", "user.name=agent", "-c", "user.email=agent@localhost",
+                          "commit-tree", f"{recorded}^{{tree}}", "-p", recorded, "-m", "agent"],
+                    head=recorded).stdout.decode().strip()
+    write_ref(bed, f"refs/tags/{baseline.tag}", moved)
+    assert repository_changes(bed, baseline) == \
+        [f"tag {baseline.tag} moved to {moved} (baseline commit {recorded})"]
+    step("reset", token="APG_RESET_OK")
+    assert tag_commit(bed, baseline.tag) == recorded and repository_changes(bed, baseline) == []
+    if key_class == "worktree":  # git never worked on the tree core.worktree named
+        assert sorted(p.name for p in (bed.parent / "elsewhere" / "config" / "sync").iterdir()) \
+            == ["planted.yml"]
+
+
+def test_a_moved_tag_no_longer_poisons_reset(bed: Path, apg: ApgRunner) -> None:
+    """An agent commits planted files and moves the tag onto them: reset restores the recorded
+    commit's files and points the tag back at it."""
+    baseline = _baseline(bed)
+    recorded = read_metadata(baseline).commit
+    planted = bed / "web" / "modules" / "custom" / "answers.txt"
+    planted.write_text("the answers, for the next attempt\n")
+    git(bed, ["add", "-A"])
+    git(bed, ["commit", "--quiet", "-m", "notes"])
+    git(bed, ["tag", "-f", baseline.tag, "HEAD"])
+    assert repository_changes(bed, baseline)[0].startswith(f"tag {baseline.tag} moved to ")
+    done = apg("reset", "--approot", str(bed))
+    assert done.rc == 0, done.err
+    assert f"APG_RESET_TAG_RESTORED tag {baseline.tag}" in done.err
+    assert not planted.exists()
+    assert tag_commit(bed, baseline.tag) == recorded and repository_changes(bed, baseline) == []
+
+
+def test_a_deleted_tag_is_a_repository_change(bed: Path) -> None:
+    baseline = _baseline(bed)
+    assert repository_changes(bed, baseline) == []
+    _delete_tag(bed, baseline.tag)
+    assert repository_changes(bed, baseline) == [f"tag {baseline.tag} deleted"]
+
+
+@pytest.mark.parametrize("swap", ["symlink", "gitfile"])
+def test_a_repository_git_cannot_be_isolated_in_is_refused(bed: Path, tmp_path: Path, swap: str,
+                                                           apg: ApgRunner) -> None:
+    """.git replaced by a link to another repository (a symlink, or a gitfile): reset refuses
+    with a token instead of reading the other repository's tag and objects."""
+    baseline = _baseline(bed)
+    moved = tmp_path / "real-git"
+    (bed / ".git").rename(moved)
+    if swap == "symlink":
+        (bed / ".git").symlink_to(moved)
+    else:
+        (bed / ".git").write_text(f"gitdir: {moved}\n")
+    done = apg("reset", "--approot", str(bed))
+    assert done.rc != 0 and "APG_GIT_UNSAFE" in done.err
+    assert repository_changes(bed, baseline)[0].startswith(f"{bed}: .git is ")
+
+
+def test_config_hooks_and_alternates_are_judging_state(escrowed: Escrowed, tmp_path: Path) -> None:
+    """Each change to what steers git is APG_TAMPERED, never restored; objects and the index
+    (which an agent's own commits change) are not judged."""
+    git_dir = escrowed.bed / ".git"
+    assert escrowed.verify().rc == 0
+    with (git_dir / "config").open("a") as handle:
+        handle.write("[core]\n\tfsmonitor = /bin/true\n")
+    (git_dir / "hooks" / "post-checkout").write_text("#!/bin/sh\n")
+    (git_dir / "info").mkdir(exist_ok=True)
+    (git_dir / "info" / "attributes").write_text("* filter=x\n")
+    (git_dir / "objects" / "info").mkdir(exist_ok=True)
+    (git_dir / "objects" / "info" / "alternates").write_text(f"{tmp_path}\n")
+    (git_dir / "commondir").write_text("..\n")
+    result = escrowed.verify("--restore")
+    tampered = sorted(line for line in result.findings if line.startswith("APG_TAMPERED"))
+    assert tampered == ["APG_TAMPERED .git/commondir added", "APG_TAMPERED .git/config modified",
+                        "APG_TAMPERED .git/hooks/post-checkout added",
+                        "APG_TAMPERED .git/info/attributes added",
+                        "APG_TAMPERED .git/objects/info/alternates added"]
+    assert result.rc == 1
+    assert "fsmonitor" in (git_dir / "config").read_text()  # never restored
+
+
+def test_an_agent_commit_is_not_tampering(escrowed: Escrowed) -> None:
+    (escrowed.bed / "config" / "sync" / "agent.yml").write_text("agent: work\n")
+    git(escrowed.bed, ["add", "-A"])
+    git(escrowed.bed, ["commit", "--quiet", "-m", "the agent's own commit"])
+    result = escrowed.verify()
+    assert result.rc == 0, result.err
