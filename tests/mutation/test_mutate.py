@@ -7,6 +7,7 @@ must keep its recorded score (at most the 0.95 target) and the reference must pa
 
 from __future__ import annotations
 
+import copy
 import json
 import shutil
 from collections.abc import Iterator
@@ -97,8 +98,16 @@ def relabel(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
         yield Mutant("views.test_relabel", name, "the view's label changed",
                      Writes(config={name: view}))
 
+    def reslashed(context: Context) -> Iterator[Mutant]:
+        name = "views.view.kb_billing"
+        view = copy.deepcopy(context.config(name))
+        view["display"]["page_1"]["display_options"]["path"] = "/kb/billing/"  # the same page
+        yield Mutant("views.test_reslash", name, "the path written with slashes",
+                     Writes(config={name: view}))
+
     registry.operators()
     monkeypatch.setitem(registry.OPERATORS, "views.test_relabel", relabelled)
+    monkeypatch.setitem(registry.OPERATORS, "views.test_reslash", reslashed)
     yield
 
 
@@ -116,6 +125,15 @@ def test_a_mutant_that_behaves_as_the_reference_is_equivalent(apg: Any, relabel:
     assert (relabelled["status"], relabelled["verdict"]) == ("equivalent", "fail")
     assert relabelled["failed_checks"] == ["label"]
     assert data["counts"]["equivalent"] == 1 and data["score"] == 1.0  # the path mutant, killed
+
+
+def test_the_same_page_served_is_equivalent_however_the_path_is_written(apg: Any,
+                                                                        relabel: None) -> None:
+    data = report(apg("task", "mutate", DV01, "--json", "--operator", "views.test_reslash",
+                      "--operator", "views.path"))
+    found = statuses(data)
+    assert found["views.test_reslash[views.view.kb_billing]"] == "equivalent"
+    assert found["views.path[views.view.kb_billing:page_1]"] == "killed"
 
 
 def test_a_build_the_site_refuses_is_stillborn(apg: Any) -> None:

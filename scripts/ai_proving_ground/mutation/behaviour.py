@@ -2,10 +2,12 @@
 behaviour equals the reference's on every object either touches is equivalent, not wrong.
 
 - a view: each display executed (what a visitor gets, its rows in order), whether it is
-  enabled and each page's path;
+  enabled and whether it is a page;
 - a page region: whether it is enabled, and its component tree;
 - a Canvas page: its title, status, fields and component tree;
-- any other config object or entity: its data.
+- any other config object or entity: its data;
+- every path a visitor could be served at (a view's page paths, an entity's aliases, the
+  reference's and the mutant's): which routes claim it, which one serves it, what it lists.
 
 A tree is compared as a visitor gets it: nested by parent and slot, in order, without UUIDs
 (a component saved anew under another UUID renders the same).
@@ -13,27 +15,53 @@ A tree is compared as a visitor gets it: nested by parent and slot, in order, wi
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 from ai_proving_ground.mutation.canvas_ops import PAGE_TREE, REGION_PREFIX, REGION_TREE
-from ai_proving_ground.mutation.state import SiteState
+from ai_proving_ground.mutation.state import EntityState, SiteState
 from ai_proving_ground.mutation.views_ops import VIEW_PREFIX
-from ai_proving_ground.sites.base import SiteDriver, StateQuery, ViewQuery
+from ai_proving_ground.sites.base import PageQuery, SiteDriver, StateQuery, ViewQuery
 
 Behaviour = dict[str, Any]
+PAGE = "page:"  # a served path's key in a Behaviour, beside config names and UUIDs
 
 
-def behaviour(site: SiteDriver, state: SiteState, names: Iterable[str]) -> Behaviour:
-    """The behaviour of each named config object or entity UUID, in one driver round trip."""
+def served_paths(config: Mapping[str, Any], entities: Mapping[str, EntityState | None]) -> set[str]:
+    """The paths these objects would serve: views' page paths, entities' aliases."""
+    paths = set()
+    for name, view in config.items():
+        if name.startswith(VIEW_PREFIX) and isinstance(view, dict):
+            for display in (view.get("display") or {}).values():
+                options = (display or {}).get("display_options") if isinstance(display, dict) else None
+                path = options.get("path") if isinstance(options, dict) else None
+                if isinstance(path, str) and path.strip("/"):
+                    paths.add("/" + path.strip("/"))
+    for entity in entities.values():
+        for item in (entity.fields.get("path") or []) if entity is not None else []:
+            alias = item.get("alias") if isinstance(item, dict) else None
+            if isinstance(alias, str) and alias.strip("/"):
+                paths.add("/" + alias.strip("/"))
+    return paths
+
+
+def behaviour(site: SiteDriver, state: SiteState, names: Iterable[str],
+              paths: Iterable[str] = ()) -> Behaviour:
+    """The behaviour of each named config object or entity UUID, and of each path, in one
+    driver round trip."""
     names = sorted(set(names))
     queries = [ViewQuery(n.removeprefix(VIEW_PREFIX), display)
                for n in names if n.startswith(VIEW_PREFIX) and isinstance(state.config.get(n), dict)
                for display in sorted(state.config[n].get("display") or {})]
-    answer = site.read_state(StateQuery(views=tuple(queries))) if queries else None
+    pages = [PageQuery(path) for path in sorted(set(paths))]
+    answer = site.read_state(StateQuery(views=tuple(queries), pages=tuple(pages))) \
+        if queries or pages else None
     executed = {(q.view_id, q.display_id): r
                 for q, r in zip(queries, answer.views if answer else [], strict=True)}
-    found: Behaviour = {}
+    found: Behaviour = {
+        PAGE + q.path: {"claims": list(r.claims), "served": r.served, "outcome": r.outcome,
+                        "error": r.error, "rows": [row.uuid for row in r.rows]}
+        for q, r in zip(pages, answer.pages if answer else [], strict=True)}
     for name in names:
         if name in state.entities or name not in state.config:
             found[name] = _entity(state, name)
@@ -55,8 +83,8 @@ def _view(view: Any, view_id: str, executed: dict[tuple[str, str], Any]) -> Any:
     for display_id, display in sorted((view.get("display") or {}).items()):
         result = executed[(view_id, display_id)]
         options = (display or {}).get("display_options") or {}
-        # A disabled display serves no page, whatever executing it lists.
-        displays[display_id] = {"path": options.get("path"),
+        # Its path is judged as the page a visitor gets there (the PAGE keys), not as written.
+        displays[display_id] = {"page": isinstance(options.get("path"), str),
                                 "enabled": options.get("enabled", True) is not False,
                                 "outcome": result.outcome,
                                 "error": result.error, "rows": [r.uuid for r in result.rows]}

@@ -23,7 +23,7 @@ from pathlib import Path
 from ai_proving_ground import report
 from ai_proving_ground.errors import ApgError
 from ai_proving_ground.mutation.beds import ProvingBed, bed_settings
-from ai_proving_ground.mutation.behaviour import Behaviour, behaviour
+from ai_proving_ground.mutation.behaviour import PAGE, Behaviour, behaviour, served_paths
 from ai_proving_ground.mutation.registry import Context, Mutant, derive
 from ai_proving_ground.mutation.result import DEFAULT_THRESHOLD, BuildResult, MutationReport
 from ai_proving_ground.mutation.state import apply_writes, read_site
@@ -81,7 +81,9 @@ def _mutate(options: MutateOptions, dataset: Dataset, task: Task) -> MutationRep
                            f"does not apply on a fresh bed: {failure}")
         state = read_site(bed.site)
         changed = (*state.changed_config(baseline), *state.changed_entities(baseline))
-        expected = behaviour(bed.site, state, changed)
+        served = frozenset(served_paths({n: state.config.get(n) for n in changed},
+                                        {u: state.entities.get(u) for u in changed}))
+        expected = behaviour(bed.site, state, changed, served)
         context = Context(baseline=baseline, reference=state,
                           changed_config=tuple(state.changed_config(baseline)),
                           changed_entities=tuple(state.changed_entities(baseline)),
@@ -89,15 +91,21 @@ def _mutate(options: MutateOptions, dataset: Dataset, task: Task) -> MutationRep
         keep = options.operators
         mutants = derive(context, lambda name: not keep or name.startswith(keep))
         extra = {n for m in mutants for n in m.writes.names()} - set(changed)
-        expected.update(behaviour(bed.site, state, extra))
+        elsewhere = set().union(*(_paths(m) for m in mutants)) - served
+        expected.update(behaviour(bed.site, state, extra, elsewhere))
         dump = Path(scratch) / REFERENCE_DUMP
         bed.site.dump_database(dump)
         reference = judge.build("reference", "reference", "the task's reference solution",
                                 "reference")
-        results = [judge.mutant(mutant, dump, changed, expected) for mutant in mutants]
+        results = [judge.mutant(mutant, dump, changed, served, expected) for mutant in mutants]
     return MutationReport(task_id=task.id, dataset=dataset.name, dataset_sha256=dataset.sha256,
                           task_sha256=task.sha256, threshold=options.threshold,
                           reference=reference, nop=nop, mutants=results)
+
+
+def _paths(mutant: Mutant) -> set[str]:
+    """The paths a mutant's writes would serve."""
+    return served_paths(mutant.writes.config, mutant.writes.entities)
 
 
 def _view_rows(found: Behaviour) -> dict[tuple[str, str], tuple[str, ...]]:
@@ -138,7 +146,7 @@ class Judge:
                            status=status if verdict else "error", verdict=verdict,
                            failed_checks=failed, message=message)
 
-    def mutant(self, mutant: Mutant, dump: Path, changed: tuple[str, ...],
+    def mutant(self, mutant: Mutant, dump: Path, changed: tuple[str, ...], served: frozenset[str],
                expected: Behaviour) -> BuildResult:
         site = self.bed.fresh()
         site.restore_database(dump)
@@ -149,8 +157,9 @@ class Judge:
         except ApgError as exc:  # the site refuses it, as it would refuse an agent's write
             return dataclasses.replace(base, status="stillborn", message=str(exc))
         names = {*changed, *mutant.writes.names()}
-        found = behaviour(site, read_site(site), names)
-        same = found == {name: expected.get(name) for name in names}
+        paths = served | _paths(mutant)
+        found = behaviour(site, read_site(site), names, paths)
+        same = found == {key: expected.get(key) for key in [*names, *(PAGE + p for p in paths)]}
         verdict, failed, message = self.verdict()
         if verdict is None:
             status = "error"
