@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import copy
 import json
+import shlex
 import shutil
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -201,3 +203,35 @@ def test_recorded_scores_reach_the_card(apg: Any, tmp_path: Path) -> None:
     changed = write_dataset(tmp_path / "data" / "changed.yml", task)
     again = apg("task", "card", DV01, "--dataset", str(changed))
     assert "Measured on an earlier version of this task" in again.out
+
+
+# A hidden command that reads the saved view through the bed's site command line: its sort
+# must be lightest weight first.
+SORT_CHECK = """
+import json, os, shlex, subprocess, sys
+site = shlex.split(os.environ["APG_SITE"])
+done = subprocess.run([*site, "--approot", os.environ["APG_APPROOT"], "config:get",
+                       "views.view.kb_billing", "--format=json"], capture_output=True, text=True)
+view = json.loads(done.stdout)
+sorts = view["display"]["default"]["display_options"]["sorts"]
+sys.exit(0 if [s.get("order") for s in sorts.values()] == ["ASC"] else 1)
+"""
+
+
+def test_the_hidden_verifier_takes_part_in_killing(apg: Any, tmp_path: Path) -> None:
+    task = shipped_task(DV01)
+    task["checks"] = [{"id": "view-exists", "type": "config_exists", "name": "views.view.kb_billing"}]
+    (tmp_path / "probe.patch").write_text(
+        "diff --git a/hidden-probe.txt b/hidden-probe.txt\nnew file mode 100644\n--- /dev/null\n"
+        "+++ b/hidden-probe.txt\n@@ -0,0 +1 @@\n+probe\n", encoding="utf-8")
+    task["hidden_verifier"] = {"patch": "probe.patch",
+                               "commands": [shlex.join([sys.executable, "-c", SORT_CHECK])]}
+    dataset = write_dataset(tmp_path / "hidden.yml", task)
+    data = report(apg("task", "mutate", DV01, "--dataset", str(dataset), "--json",
+                      "--operator", "views.sort_direction", "--operator", "views.path"))
+    assert data["reference"]["verdict"] == "pass"
+    found = {m["name"]: m for m in data["mutants"]}
+    reversed_sort = found["views.sort_direction[views.view.kb_billing:default.sorts.field_kb_weight_value]"]
+    # The public check passes it; the hidden verifier does not.
+    assert (reversed_sort["status"], reversed_sort["failed_checks"]) == ("killed", ["hidden-verifier"])
+    assert found["views.path[views.view.kb_billing:page_1]"]["status"] == "survived"

@@ -46,10 +46,10 @@ class MutateOptions:
     operators: tuple[str, ...] = ()  # operator name prefixes to derive; empty: every operator
 
 
-def provable(options_task: str, dataset: str | None, approot: Path,
+def provable(task_id: str, dataset: str | None, approot: Path,
              settings: Settings) -> tuple[Dataset, Task]:
     """The task, refused (exit 2) when it has no checks or no reference to derive from."""
-    found, task = resolve_task(options_task, dataset, approot, settings)
+    found, task = resolve_task(task_id, dataset, approot, settings)
     if not task.checks:
         raise ApgError("APG_MUTATE_UNPROVABLE", f"task {task.id} has no checks: nothing grades "
                        "a build; add checks to it in the dataset", exit_code=2)
