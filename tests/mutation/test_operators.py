@@ -144,3 +144,24 @@ def test_config_mutants_undo_or_change_what_the_reference_set() -> None:
     assert found["config.missing[system.site]"].writes.config["system.site"]["name"] == "A"
     front = found["config.value_changed[system.site:page.front]"].writes.config["system.site"]
     assert (front["name"], front["page"]["front"]) == ("B", "/home (mutant)")
+
+
+def test_a_list_item_the_reference_added_is_left_out() -> None:
+    baseline = SiteState(config={"user.role.a": {"id": "a", "permissions": ["access content"]}},
+                         entities={})
+    reference = SiteState(config={"user.role.a": {"id": "a", "permissions": [
+        "access content", "edit notices"]}, "user.role.b": {"id": "b", "permissions": ["x"],
+                                                            "dependencies": {"module": ["node"]}}},
+                          entities={})
+    context = Context(baseline, reference, tuple(reference.changed_config(baseline)), ())
+    found = by_name(derive(context, lambda n: n == "config.list_item_dropped"))
+    assert set(found) == {"config.list_item_dropped[user.role.a:permissions:edit notices]",
+                          "config.list_item_dropped[user.role.b:permissions:x]"}
+    assert found["config.list_item_dropped[user.role.a:permissions:edit notices]"].writes.config[
+        "user.role.a"]["permissions"] == ["access content"]
+
+
+def test_mutants_come_family_by_family() -> None:
+    order = list(registry.FAMILIES)
+    families = [order.index(m.operator.partition(".")[0]) for m in derive(context())]
+    assert families == sorted(families) and len(set(families)) >= 3

@@ -12,12 +12,11 @@ from typing import Any
 
 from ai_proving_ground.mutation.content_ops import changed_value
 from ai_proving_ground.mutation.registry import Context, Mutant, operator
-from ai_proving_ground.mutation.state import Writes
+from ai_proving_ground.mutation.state import MODULE_STATE, Writes
 
 # The unrelated config object a mutant changes when the reference left it alone, and its key;
 # else the first untouched object (by name) with a top-level string value.
 PREFERRED = ("system.site", "name")
-NEVER = ("core.extension",)  # module state: changing it is an install, not a config edit
 
 
 @operator("outside.config_changed")
@@ -34,7 +33,7 @@ def config_changed(context: Context) -> Iterator[Mutant]:
 
 def _config_target(context: Context) -> tuple[str, str] | None:
     untouched = [n for n in sorted(context.reference.config)
-                 if n not in context.changed_config and n not in NEVER]
+                 if n not in context.changed_config and n != MODULE_STATE]
     name, key = PREFERRED
     if name in untouched and isinstance((context.config(name) or {}).get(key), str):
         return PREFERRED

@@ -82,10 +82,13 @@ def operators() -> dict[str, Operator]:
 
 
 def derive(context: Context, only: Callable[[str], bool] = lambda name: True) -> list[Mutant]:
-    """Every mutant of every operator ``only`` keeps, operators in registration order, and each
-    name once (an operator that reaches one target twice keeps the first)."""
+    """Every mutant of every operator ``only`` keeps, family by family in ``FAMILIES`` order
+    (operators of a family in registration order), and each name once (an operator that
+    reaches one target twice keeps the first)."""
     found: dict[str, Mutant] = {}
-    for name, function in operators().items():
+    order = list(FAMILIES)
+    registered = list(operators().items())  # a family module may import another's first
+    for name, function in sorted(registered, key=lambda item: order.index(item[0].partition(".")[0])):
         if only(name):
             for mutant in function(context):
                 found.setdefault(mutant.name, mutant)

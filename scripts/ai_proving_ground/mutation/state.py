@@ -16,6 +16,9 @@ from ai_proving_ground.sites.base import EntityRecord
 from ai_proving_ground.sites.embedded.driver import EmbeddedSite
 from ai_proving_ground.sites.embedded.entity_types import ENTITY_TYPES
 
+# Which modules are installed: changing it is an install, not a config edit, so no operator does.
+MODULE_STATE = "core.extension"
+
 
 @dataclass(frozen=True)
 class EntityState:
