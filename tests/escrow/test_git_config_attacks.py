@@ -14,6 +14,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import zlib
 from collections.abc import Callable
 from pathlib import Path
 
@@ -290,3 +291,26 @@ def test_an_agent_commit_is_not_tampering(escrowed: Escrowed) -> None:
     git(escrowed.bed, ["commit", "--quiet", "-m", "the agent's own commit"])
     result = escrowed.verify()
     assert result.rc == 0, result.err
+
+
+@pytest.mark.parametrize("kind", ["blob", "tree"])
+def test_a_forged_object_is_refused_not_restored(bed: Path, apg: ApgRunner, kind: str) -> None:
+    """The bed's objects are the agent's to write and git does not check what it reads: a loose
+    object rewritten under its old name (a file's content, or a folder's listing) must not be
+    what reset restores."""
+    baseline = _baseline(bed)
+    commit = read_metadata(baseline).commit
+    assert commit is not None
+    spec = f"{commit}:config/sync" if kind == "tree" else f"{commit}:config/sync/system.site.yml"
+    sha = bed_git(bed, ["rev-parse", spec]).stdout.decode().strip()
+    original = bed_git(bed, ["cat-file", kind, sha]).stdout
+    forged = original.replace(b"system.site.yml", b"system.site.ymX") if kind == "tree" else \
+        original + b"planted: answers\n"
+    loose = bed / ".git" / "objects" / sha[:2] / sha[2:]
+    assert loose.is_file()  # a bed made by apg keeps loose objects
+    loose.unlink()
+    loose.write_bytes(zlib.compress(f"{kind} {len(forged)}\0".encode() + forged))
+    (bed / "config" / "sync" / "system.site.yml").write_text("name: changed\n")
+    done = apg("reset", "--approot", str(bed))
+    assert done.rc != 0 and f"APG_GIT_OBJECT_FORGED object {sha}" in done.err, done.err
+    assert (bed / "config" / "sync" / "system.site.yml").read_text() == "name: changed\n"

@@ -8,6 +8,7 @@ names now; :func:`repository_changes` says whether a bed still matches it.
 
 from __future__ import annotations
 
+import hashlib
 import os
 import shutil
 import stat
@@ -39,8 +40,8 @@ class BaselineTree:
 
 
 def read_tree(approot: Path, tag: str, commit: str | None = None) -> BaselineTree:
-    """``tag``'s tracked files (those of ``commit`` when given), contents included (two git
-    calls)."""
+    """``tag``'s tracked files (those of ``commit`` when given), contents included, every object
+    checked against its name (four git calls)."""
     commit = commit or tag_commit(approot, tag)
     if commit is None:
         raise ApgError("APG_GIT_FAILED", f"tag {tag} names no commit in {approot}")
@@ -259,9 +260,14 @@ def tag_entries(approot: Path, tag: str) -> list[TreeEntry]:
 
 
 def commit_entries(approot: Path, commit: str) -> list[TreeEntry]:
-    """(mode, blob sha, path) of ``commit``'s files under the tracked paths."""
-    out = bed_git(approot, ["ls-tree", "-r", "-z", commit, "--", *TRACKED_PATHS]).stdout
+    """(mode, blob sha, path) of ``commit``'s files under the tracked paths.
+
+    The bed's object store is the agent's to write and git does not check what it reads, so the
+    commit and every tree on the way are read again and hashed here (:func:`_read_objects`): an
+    object whose content does not hash to its name is ``APG_GIT_OBJECT_FORGED``."""
+    out = bed_git(approot, ["ls-tree", "-r", "-t", "-z", commit, "--", *TRACKED_PATHS]).stdout
     entries = []
+    trees = []
     for record in out.split(b"\0"):
         if not record:
             continue
@@ -269,25 +275,48 @@ def commit_entries(approot: Path, commit: str) -> list[TreeEntry]:
         mode, kind, sha = meta.decode().split()
         if kind == "blob":  # a submodule (commit) has no content to restore
             entries.append((mode, sha, name.decode("utf-8", "surrogateescape")))
+        elif kind == "tree":
+            trees.append(sha)
+    head = _read_objects(approot, [commit], "commit")[commit].split(b"\n", 1)[0]
+    if not head.startswith(b"tree "):
+        raise _forged(approot, commit)
+    _read_objects(approot, [head[5:].decode(), *trees], "tree")
     return entries
 
 
 def _read_blobs(approot: Path, shas: list[str]) -> dict[str, bytes]:
-    if not shas:
+    return _read_objects(approot, shas, "blob")
+
+
+def _forged(approot: Path, sha: str) -> ApgError:
+    return ApgError("APG_GIT_OBJECT_FORGED", f"object {sha} in {approot}/.git is missing or its "
+                    "content does not hash to its name: the repository's objects were changed. "
+                    "Restore .git from a trusted copy, or recapture the baseline")
+
+
+def _read_objects(approot: Path, shas: list[str], kind: str) -> dict[str, bytes]:
+    """``shas``' contents (one ``git cat-file --batch``), each checked to be a ``kind`` whose
+    content hashes to its name, as git names objects."""
+    wanted = sorted(set(shas))
+    if not wanted:
         return {}
-    out = bed_git(approot, ["cat-file", "--batch"], input_bytes="".join(f"{s}\n" for s in shas)
-              .encode()).stdout
-    blobs: dict[str, bytes] = {}
+    out = bed_git(approot, ["cat-file", "--batch"],
+                  input_bytes="".join(f"{s}\n" for s in wanted).encode()).stdout
+    found: dict[str, bytes] = {}
     offset = 0
-    for sha in shas:
+    for sha in wanted:
         header_end = out.index(b"\n", offset)
-        found, kind, size = out[offset:header_end].decode().split()
-        if found != sha or kind != "blob":
-            raise ApgError("APG_GIT_FAILED", f"git cat-file answered {found} {kind} for {sha}")
+        fields = out[offset:header_end].decode(errors="replace").split()
+        if len(fields) != 3 or fields[0] != sha or fields[1] != kind:
+            raise _forged(approot, sha)
         start = header_end + 1
-        blobs[sha] = out[start:start + int(size)]
-        offset = start + int(size) + 1
-    return blobs
+        data = out[start:start + int(fields[2])]
+        digest = hashlib.sha1 if len(sha) == 40 else hashlib.sha256
+        if digest(f"{kind} {len(data)}\0".encode() + data).hexdigest() != sha:
+            raise _forged(approot, sha)
+        found[sha] = data
+        offset = start + int(fields[2]) + 1
+    return found
 
 
 def _real_dirs(approot: Path, relative: PurePosixPath) -> None:
