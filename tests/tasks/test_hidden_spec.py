@@ -104,3 +104,15 @@ def test_apg_run_refuses_before_any_adapter_starts(apg: Any, fixtures_bed: Path,
     assert not runs_dir(fixtures_bed).exists() or not any(runs_dir(fixtures_bed).iterdir())
     graded = apg("grade", "hv01", "--approot", str(fixtures_bed), "--dataset", str(path))
     assert graded.rc == 2 and "APG_DATASET_INVALID" in graded.err
+
+
+def test_inspect_refuses_it_before_any_sample_exists(tmp_path: Path) -> None:
+    pytest.importorskip("inspect_ai")
+    from ai_proving_ground.integrations.inspect_ai import apg_dataset
+    from ai_proving_ground.settings import Settings
+
+    path = dataset(tmp_path / "data", {"patch": "hv.txt", "commands": ["true"]})
+    with pytest.raises(ApgError) as caught:
+        apg_dataset(str(path), settings=Settings())
+    assert caught.value.token == "APG_DATASET_INVALID"
+    assert "$.tasks[0].hidden_verifier.patch: " in caught.value.message
