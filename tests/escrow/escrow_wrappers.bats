@@ -17,6 +17,10 @@ setup() {
   export DDEV_APPROOT="$BATS_TEST_TMPDIR/bed"
   cp -a "$TEMPLATE" "$DDEV_APPROOT"
   export AI_PG_ESCROW_DIR="$BATS_TEST_TMPDIR/escrow"
+  # The bed is an embedded one standing in for a DDEV project: the wrappers' plumbing is under
+  # test (DDEV_APPROOT, the escrow folder, the verifier copy), so keep its driver; the wrapper's
+  # default (ddev) would look for its baselines outside the project, where a DDEV bed keeps them.
+  export AI_PG_SITE_DRIVER=sqlite
   cd "$DDEV_APPROOT"
 }
 
