@@ -39,7 +39,6 @@ from ai_proving_ground.errors import ApgError
 from ai_proving_ground.fsutil import atomic_write_bytes, atomic_write_json
 from ai_proving_ground.records import write_record
 from ai_proving_ground.settings import Settings
-from ai_proving_ground.sites.embedded.driver import EmbeddedSite
 from ai_proving_ground.tasks import hidden
 from ai_proving_ground.tasks.envelope import write_envelope
 from ai_proving_ground.tasks.grade import GradeRequest, check_envelope, grade
@@ -174,7 +173,7 @@ class AttemptRun:
     def _reset(self) -> None:
         job, fixtures = self._job, self.context.campaign.fixtures
         try:
-            outcome = reset(job.bed, fixtures, EmbeddedSite(job.bed), job.settings, job.tree)
+            outcome = reset(job.bed, fixtures, job.site(), job.settings, job.tree)
         except ApgError as exc:
             self.set_aside = "reset-failed"
             raise _Setup(f"reset failed: {exc}") from None
@@ -182,7 +181,7 @@ class AttemptRun:
             self.set_aside = "reset-failed"
             raise _Setup(f"reset failed: {'; '.join(outcome.failures)}")
         # The known state must hold before an agent sees the bed: drift here is the bed's fault.
-        verdict = diagnose(job.bed, fixtures, EmbeddedSite(job.bed), job.settings)
+        verdict = diagnose(job.bed, fixtures, job.site(), job.settings)
         if not verdict["healthy"]:
             self.set_aside = "reset-failed"
             raise _Setup(f"the doctor found drift after reset: {_drifted(verdict)}")
@@ -267,10 +266,9 @@ class AttemptRun:
 
     def _capture(self) -> None:
         """model.diff and config.json: the model's own work, before any hidden overlay."""
-        bed = self._job.bed
         try:
             self.model_diff = self._diff()
-            config = EmbeddedSite(bed).all_config()
+            config = self._job.site().all_config()
         except ApgError as exc:
             raise _Evidence(f"could not capture the model's work: {exc.message}") from None
         atomic_write_bytes(self.directory / "model.diff", self.model_diff)
@@ -286,7 +284,7 @@ class AttemptRun:
                                run_id=self.record.run_id, settings=job.settings,
                                force=self.facts.run_status != "attempted", hidden=False)
         try:
-            envelope = check_envelope(grade(request, EmbeddedSite(job.bed)))
+            envelope = check_envelope(grade(request, job.site()))
         except ApgError as exc:
             raise _Evidence(f"grade failed: {exc}") from None
         # The harness's own copy of the envelope (the bed's can be rewritten).

@@ -4,26 +4,39 @@ Beds live in their own directory (``--beds``, default a new folder in the system
 directory), never inside the campaign directory: no path from a bed leads to the records or the
 escrow. Each job's settings are the caller's with the bed's own baseline directory and the
 campaign's dataset and fixtures, so jobs run side by side in one process.
+
+A DDEV site cannot be cloned, so a spec's ``ddev_beds`` are the jobs themselves: one job per
+DDEV project given, each already provisioned, escrowed by the campaign like a clone and reset
+through its ddev driver (``site_driver`` pinned to ``ddev`` in the job's settings, so nothing an
+attempt writes in the project changes which driver judges it, or where its baseline lies: outside
+the project). A DDEV job whose attempt tampered cannot be swapped for a fresh copy: its judging
+files in the bed are put back from the baseline tag's files read when it was escrowed, and the
+bed is escrowed again; what cannot be put back so loses the job (``APG_CAMPAIGN_JOB_LOST``).
 """
 
 from __future__ import annotations
 
 import dataclasses
+import os
 import tempfile
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
+from ai_proving_ground import proc, report
 from ai_proving_ground.baselines.provision import provision
 from ai_proving_ground.baselines.reset import require_baseline, reset
 from ai_proving_ground.baselines.tree import BaselineTree, read_tree
 from ai_proving_ground.bed import clone_bed, init_bed
+from ai_proving_ground.campaigns import judging
 from ai_proving_ground.campaigns.escrowed import Escrowed
 from ai_proving_ground.campaigns.spec import Campaign
 from ai_proving_ground.errors import ApgError
 from ai_proving_ground.layout import BedLayout, is_ddev_project
 from ai_proving_ground.settings import Settings
-from ai_proving_ground.sites.embedded.driver import EmbeddedSite
+from ai_proving_ground.sites.base import SiteDriver, driver_for
+
+DDEV, EMBEDDED = "ddev", "sqlite"  # the site drivers' names (sites.base.DRIVERS)
 
 
 class CannotRun(Exception):
@@ -32,11 +45,13 @@ class CannotRun(Exception):
 
 def job_settings(settings: Settings, campaign: Campaign) -> Settings:
     """The caller's settings for a campaign bed: runs and baselines stay with their bed, the
-    dataset is the campaign's (judged code: escrow and verify fingerprint it), and the harness
-    keeps its own copy of every envelope (parallel beds must not share a store)."""
+    dataset is the campaign's (judged code: escrow and verify fingerprint it), the harness
+    keeps its own copy of every envelope (parallel beds must not share a store), and the
+    driver is the one the campaign chose, never one a file an attempt planted chooses."""
+    driver = DDEV if campaign.spec.ddev_beds else EMBEDDED
     return dataclasses.replace(settings, approot=None, baseline_dir=None,
                                dataset=str(campaign.dataset.path), fixtures=campaign.fixtures,
-                               no_import=True, site_driver=None)
+                               no_import=True, site_driver=driver)
 
 
 @dataclass
@@ -51,10 +66,20 @@ class Job:
     escrowed: Escrowed | None = None
     # Read from git when the bed is escrowed: an attempt resets and diffs against it, no git.
     tree: BaselineTree | None = None
+    # A DDEV job's judging files as escrowed, to put back after tampering (campaigns.judging).
+    judged: judging.JudgedFiles | None = None
 
     @property
     def name(self) -> str:
         return f"job-{self.number}"
+
+    @property
+    def ddev(self) -> bool:
+        return self.settings.site_driver == DDEV
+
+    def site(self) -> SiteDriver:
+        """The bed's driver, as the job's settings chose it."""
+        return driver_for(self.bed, self.settings)
 
 
 def make_template(campaign: Campaign, template: Path, settings: Settings) -> Path:
@@ -70,17 +95,66 @@ def make_template(campaign: Campaign, template: Path, settings: Settings) -> Pat
 def check_template(campaign: Campaign, template: Path, settings: Settings) -> tuple[str, str]:
     """The set key and tag; a template that cannot be cloned and reset cannot run anything."""
     fixtures = " ".join(campaign.fixtures)
+    if settings.site_driver == DDEV:
+        return check_ddev_bed(campaign, template, settings)
     if not BedLayout(template).database.is_file():
         raise CannotRun(f"{template} is not an embedded bed (no {BedLayout(template).database}); "
                         f"create one: apg bed init {template} {fixtures}")
     if is_ddev_project(template):
         raise CannotRun(f"{template} is a DDEV project; campaigns clone their bed, which only "
-                        "the embedded site allows")
+                        "the embedded site allows: name DDEV projects as the spec's ddev_beds "
+                        "(one job each) instead")
     try:
         baseline = require_baseline(template, campaign.fixtures, settings)
     except ApgError as exc:
         raise CannotRun(f"{template} cannot be a campaign's template: {exc}") from None
     return baseline.set_key, baseline.tag
+
+
+def check_ddev_bed(campaign: Campaign, bed: Path, settings: Settings) -> tuple[str, str]:
+    """The set key and tag of a provisioned DDEV project a job runs on as it is."""
+    if not is_ddev_project(bed):
+        raise CannotRun(f"{bed} (ddev_beds) is not a DDEV project (no .ddev/config.yaml); set one "
+                        "up as the README's DDEV section says")
+    if any(arm.setup for arm in campaign.spec.arms):
+        raise CannotRun("arm setup steps run apg site, the embedded site's command line; a "
+                        "campaign on ddev_beds takes arms without setup")
+    try:
+        baseline = require_baseline(bed, campaign.fixtures, settings)
+    except ApgError as exc:
+        raise CannotRun(f"{bed} cannot run a campaign's attempts: {exc}") from None
+    return baseline.set_key, baseline.tag
+
+
+def prepare_ddev_jobs(campaign: Campaign, projects: list[Path], tag: str, escrow_root: Path,
+                      settings: Settings) -> list[Job]:
+    """One job per DDEV project, escrowed and reset in place (one after another: each is a
+    round of ``ddev exec`` calls, and DDEV projects share the host's Docker)."""
+    jobs = []
+    for number, project in enumerate(projects):
+        _key, project_tag = check_ddev_bed(campaign, project, settings)
+        if project_tag != tag:
+            raise CannotRun(f"{project} is provisioned with tag {project_tag}, the first of "
+                            f"ddev_beds with {tag}: every job must run the same fixture set")
+        job = Job(number=number, bed=project, escrow_root=escrow_root / f"job-{number}",
+                  settings=settings, tag=tag)
+        problem = _ready(campaign, job)
+        if problem:
+            raise CannotRun(problem)
+        jobs.append(job)
+    return jobs
+
+
+def _ready(campaign: Campaign, job: Job) -> str | None:
+    """Escrow a DDEV job's bed and reset it; None when it is ready, else why not."""
+    try:
+        _escrow(campaign, job)
+        outcome = reset(job.bed, campaign.fixtures, job.site(), job.settings, job.tree)
+    except ApgError as exc:
+        return f"{job.name}: the bed {job.bed} cannot be escrowed and reset: {exc}"
+    if outcome.failures:
+        return f"{job.name}: the bed {job.bed} does not reset: {'; '.join(outcome.failures)}"
+    return None
 
 
 def prepare_jobs(campaign: Campaign, template: Path, tag: str, beds: Path, escrow_root: Path,
@@ -101,7 +175,7 @@ def _prepare(campaign: Campaign, template: Path, job: Job) -> str | None:
     """None when the job's bed is ready; else why not."""
     try:
         fresh_bed(campaign, template, job)
-        outcome = reset(job.bed, campaign.fixtures, EmbeddedSite(job.bed), job.settings, job.tree)
+        outcome = reset(job.bed, campaign.fixtures, job.site(), job.settings, job.tree)
     except OSError as exc:
         return f"{job.name}: could not copy {template}: {exc}"
     except ApgError as exc:
@@ -115,15 +189,40 @@ def fresh_bed(campaign: Campaign, template: Path, job: Job) -> None:
     """A new copy of the template for the job, escrowed anew (the old escrow may have been
     reached by the attempt that damaged the bed), and its baseline tag's files read with it."""
     clone_bed(template, job.bed, job.settings)
+    _escrow(campaign, job)
+
+
+def _escrow(campaign: Campaign, job: Job) -> None:
     job.escrowed = Escrowed.make(job.bed, campaign.fixtures, job.escrow_root, job.settings)
     job.tree = read_tree(job.bed, job.tag)
+    if job.ddev:
+        job.judged = judging.capture(job.bed, campaign.fixtures, job.settings)
 
 
 def replace_bed(campaign: Campaign, template: Path, job: Job, label: str) -> None:
     """After tampering or a failed reset the bed's state is unknown: keep it as evidence
-    (``<beds>/job-<n>.<label>``) and give the job a fresh, freshly escrowed copy."""
+    (``<beds>/job-<n>.<label>``) and give the job a fresh, freshly escrowed copy (a DDEV job:
+    its own bed, repaired; see the module doc)."""
+    if job.ddev:
+        repair_ddev_bed(campaign, job)
+        return
     job.bed.rename(job.bed.with_name(f"{job.bed.name}.{label}"))
     fresh_bed(campaign, template, job)
+
+
+def repair_ddev_bed(campaign: Campaign, job: Job) -> None:
+    """Put the bed's judging files back as they were escrowed and check the bed against the
+    same escrow (never a new one: that would accept what the attempt left); ApgError when the
+    escrowed verifier still finds it changed."""
+    assert job.judged is not None and job.escrowed is not None
+    restored = judging.restore(job.bed, job.judged)
+    report.say("APG_CAMPAIGN_BED_REPAIRED", f"{job.name}: {job.bed}: put back {len(restored)} "
+               f"judging path(s) as escrowed: {', '.join(restored[:10]) or 'none'}")
+    verdict = job.escrowed.verify(job.bed, True, proc.child_env(os.environ))
+    if not verdict.ok:
+        raise ApgError("APG_CAMPAIGN_BED_UNREPAIRED", f"{job.bed} still does not verify after its "
+                       f"judging files were put back: {verdict.tokens()}; repair it by hand "
+                       "(reinstall the add-on, re-provision, escrow) and run again")
 
 
 def default_beds_dir(name: str) -> Path:

@@ -172,6 +172,7 @@ class ReportRecord(FieldsRecord):
     unreadable: list[dict[str, str]]
     missing: list[dict[str, Any]]
     warnings: list[str]
+    cost: dict[str, dict[str, Any]] = field(default_factory=dict)  # campaigns.cost, per arm
 
 
 def plan_text(attempts: list[Attempt]) -> str:

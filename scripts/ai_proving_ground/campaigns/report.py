@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ai_proving_ground.campaigns.cost import cost_by_arm
 from ai_proving_ground.campaigns.outcome import disagreements
 from ai_proving_ground.campaigns.records import (
     JUDGED,
@@ -84,7 +85,7 @@ def load(campaign_dir: Path | str) -> Loaded:
 
 def build_report(campaign_dir: Path | str) -> dict[str, Any]:
     """The campaign's statistics as JSON-ready data: ``campaign``, ``totals``, ``cells``,
-    ``arms``, ``effects``, ``unreadable``, ``missing`` and ``warnings``."""
+    ``arms``, ``effects``, ``unreadable``, ``missing``, ``warnings`` and ``cost``."""
     loaded = load(campaign_dir)
     campaign = loaded.campaign
     cells = _cells(loaded)
@@ -99,6 +100,7 @@ def build_report(campaign_dir: Path | str) -> dict[str, Any]:
         "unreadable": loaded.unreadable,
         "missing": [a.as_plan() for a in _missing(loaded)],
         "warnings": _warnings(loaded),
+        "cost": cost_by_arm(record for _, record in loaded.records),
     }
 
 

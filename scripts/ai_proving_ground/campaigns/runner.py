@@ -114,6 +114,8 @@ def run_campaign(options: RunnerOptions) -> CampaignResult:
         sys.stdout.write(plan_text(attempts))
         return CampaignResult(0)
     jobs = max(1, min(options.jobs or spec.jobs, len(attempts)))
+    if spec.ddev_beds:  # one job per DDEV project given (campaigns.beds)
+        jobs = min(len(spec.ddev_beds), len(attempts))
     options.settings.log_limit_bytes  # noqa: B018  # a bad AI_PG_LOG_LIMIT: usage, before any record
     try:
         # Everything that can refuse does so before anything is written.
@@ -122,9 +124,10 @@ def run_campaign(options: RunnerOptions) -> CampaignResult:
             with _only_campaign(directory):  # held by a running campaign: say so, not "not empty"
                 pass
         _refuse_used(directory)
-        if spec.bed is not None:
-            beds.check_template(campaign, spec.bed, beds.job_settings(options.settings, campaign))
-        _check_agents(spec, spec.bed or directory / "template")
+        for bed in (spec.bed, *spec.ddev_beds[:jobs]):
+            if bed is not None:
+                beds.check_template(campaign, bed, beds.job_settings(options.settings, campaign))
+        _check_agents(spec, spec.bed or next(iter(spec.ddev_beds), directory / "template"))
         directory.mkdir(parents=True, exist_ok=True)
         with _only_campaign(directory):
             return _run_locked(campaign, CampaignFiles(directory), attempts, jobs, options)
@@ -203,13 +206,18 @@ def _start(campaign: Campaign, files: CampaignFiles, attempts: list[Attempt], jo
            options: RunnerOptions) -> tuple[Context, list[beds.Job]]:
     """The template, the campaign's own records and one ready bed per job."""
     spec, settings = campaign.spec, beds.job_settings(options.settings, campaign)
-    bed_root = (options.beds or beds.default_beds_dir(spec.name)).absolute()
-    template = spec.bed or beds.make_template(campaign, bed_root / "template", settings)
+    if spec.ddev_beds:  # DDEV projects are used in place: no template to make, no bed folder
+        bed_root, template = spec.ddev_beds[0].parent, spec.ddev_beds[0]
+    else:
+        bed_root = (options.beds or beds.default_beds_dir(spec.name)).absolute()
+        template = spec.bed or beds.make_template(campaign, bed_root / "template", settings)
     _, tag = beds.check_template(campaign, template, settings)
     shutil.copyfile(spec.path, files.spec)
     write_plan(files.plan, attempts)
     write_record(files.campaign, CampaignRecord.of(campaign, jobs, now_iso()))
-    job_list = beds.prepare_jobs(campaign, template, tag, bed_root, files.escrow, jobs, settings)
+    job_list = (beds.prepare_ddev_jobs(campaign, list(spec.ddev_beds[:jobs]), tag, files.escrow,
+                                       settings) if spec.ddev_beds else
+                beds.prepare_jobs(campaign, template, tag, bed_root, files.escrow, jobs, settings))
     # The sandbox's probe is a child: made once a process, here, so an attempt's only children
     # are the adapter and the verifier (a machine with no sandbox is each attempt's to report).
     with contextlib.suppress(ApgError):

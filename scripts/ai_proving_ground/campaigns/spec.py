@@ -58,6 +58,7 @@ class CampaignSpec:
     agent_timeout_s: float | None
     fixtures: tuple[str, ...] | None
     bed: Path | None
+    ddev_beds: tuple[Path, ...] = ()  # DDEV projects, one job each (campaigns.beds)
 
     @property
     def path(self) -> Path:
@@ -129,7 +130,11 @@ def load_spec(path: Path) -> CampaignSpec:
         agent_timeout_s=(float(data["agent_timeout_s"]) if "agent_timeout_s" in data else None),
         fixtures=tuple(data["fixtures"]) if "fixtures" in data else None,
         bed=(path.parent / data["bed"]).absolute() if "bed" in data else None,
+        ddev_beds=tuple((path.parent / bed).absolute() for bed in data.get("ddev_beds", ())),
     )
+    if spec.bed is not None and spec.ddev_beds:
+        spec.fail(["ddev_beds"], "give bed (an embedded bed to clone) or ddev_beds (DDEV "
+                  "projects, one job each), not both")
     if "compare" in data:
         for position, arm in enumerate(data["compare"]):
             if arm not in names:

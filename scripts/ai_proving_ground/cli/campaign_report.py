@@ -17,6 +17,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from ai_proving_ground.campaigns.cost import cost_line
 from ai_proving_ground.campaigns.records import OUTCOMES
 from ai_proving_ground.campaigns.report import HIDDEN_STATUSES, SMALL_N, build_report, summary_line
 from ai_proving_ground.cli.common import ArgumentParser, render, run
@@ -64,6 +65,8 @@ def render_text(report: dict[str, Any]) -> str:
                  "infra": r["infra_errors"]} for r in report["arms"]]
         lines.append(render(arms, "table").rstrip("\n"))
     lines += ["", *_effect_lines(report)]
+    if report.get("cost"):
+        lines += ["", cost_line(report["cost"])]
     lines += [f"  unreadable: {u['file']}: {u['reason']}" for u in report["unreadable"]]
     if report["missing"]:
         lines.append(f"  missing: {_plural(len(report['missing']), 'planned attempt')} without a "

@@ -290,6 +290,10 @@ class SiteDriver(ABC):
         """Active config objects by exact name, ready to write as ``config/<name>.yml``."""
 
     @abstractmethod
+    def all_config(self) -> dict[str, Any]:
+        """Every active config object, name -> value (a campaign keeps them as evidence)."""
+
+    @abstractmethod
     def export_content(self, selectors: Sequence[ContentSelector]) -> list[dict[str, Any]]:
         """Matching entities as core default-content documents (``_meta`` + ``default``)."""
 

@@ -85,6 +85,12 @@ class DdevSite(SiteDriver):
         config = self.read_state(StateQuery(config=tuple(names))).config
         return {name: config[name] for name in names if config.get(name) is not None}
 
+    def all_config(self) -> dict[str, Any]:
+        """Every active config object: its names (the probe's ``listAll('')``), then their values
+        (two round trips, whatever the number of objects)."""
+        names = self.read_state(StateQuery(config_prefixes=("",))).config_names.get("", [])
+        return self.export_config(sorted(names))
+
     def export_content(self, selectors: Sequence[ContentSelector]) -> list[dict[str, Any]]:
         """Matching entities as core default-content documents, made by the probe."""
         if not selectors:
