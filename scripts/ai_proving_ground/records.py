@@ -4,12 +4,16 @@ A record class names its schema (``SCHEMA``) and converts itself to and from JSO
 (``as_json`` / ``from_json``). :func:`write_record` checks the data against the schema before
 writing it new-then-rename (a record that breaks its own schema is a bug, never written);
 :func:`read_record` checks what it reads the same way, so a reader gets a typed value or one
-error naming the file and the JSON path, never a dict it must re-check field by field.
+error naming the file and the JSON path, never a dict it must re-check field by field. It reads
+only a regular file, never through a symlink: a record may sit where an agent could have put a
+link to something else, and a folder or a link in a record's place is a broken record.
 """
 
 from __future__ import annotations
 
 import json
+import os
+import stat
 from dataclasses import asdict
 from pathlib import Path
 from typing import Any, ClassVar, Protocol, Self, TypeVar
@@ -81,9 +85,28 @@ def read_record(path: Path, cls: type[R], token: str = RECORD_INVALID) -> R:
     """The record in ``path``; unreadable, not JSON or off-schema raises ``token``
     (APG_RECORD_INVALID unless the record's command documents its own)."""
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        data = json.loads(_regular_file_text(path))
     except FileNotFoundError:
         raise ApgError(token, f"{path} is missing") from None
+    except _NotRegular as exc:
+        raise ApgError(token, f"{path} is {exc}, not a record file") from None
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise ApgError(token, f"{path} is not readable JSON ({exc})") from None
     return parse_record(data, cls, str(path), token)
+
+
+class _NotRegular(Exception):
+    """What stands where a record file should be."""
+
+
+def _regular_file_text(path: Path) -> str:
+    """The text of ``path`` if it is a regular file, opened without following a symlink."""
+    if os.path.islink(path):
+        raise _NotRegular("a symlink")
+    fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)  # a FIFO must not hang us
+    mode = os.fstat(fd).st_mode
+    if not stat.S_ISREG(mode):
+        os.close(fd)
+        raise _NotRegular("a folder" if stat.S_ISDIR(mode) else "not a regular file")
+    with os.fdopen(fd, "rb") as handle:
+        return handle.read().decode("utf-8")

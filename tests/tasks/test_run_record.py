@@ -4,6 +4,7 @@ meets ``schemas/run.schema.json``; a key that neither declares is refused, namin
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 from typing import Any
 
@@ -68,3 +69,22 @@ def test_writing_an_undeclared_key_is_a_bug_and_writes_nothing(tmp_path: Path,
     assert list(target.iterdir()) == []
     write_run(target, data)
     assert read_run(target / "run.json").as_json() == data
+
+
+@pytest.mark.parametrize("kind", ["folder", "symlink", "fifo"])
+def test_a_run_json_that_is_not_a_regular_file_is_a_broken_record(
+        tmp_path: Path, kind: str) -> None:
+    """A link to a good record elsewhere is refused too: the reader never follows one."""
+    path = tmp_path / "run.json"
+    if kind == "folder":
+        path.mkdir()
+    elif kind == "fifo":
+        os.mkfifo(path)
+    else:
+        (tmp_path / "elsewhere.json").write_text("{}", encoding="utf-8")
+        path.symlink_to(tmp_path / "elsewhere.json")
+    with pytest.raises(ApgError) as caught:
+        read_run(path)
+    said = {"folder": "a folder", "symlink": "a symlink", "fifo": "not a regular file"}[kind]
+    assert (caught.value.token, caught.value.message) == (
+        "APG_RECORD_INVALID", f"{path} is {said}, not a record file")
