@@ -235,3 +235,19 @@ def test_the_hidden_verifier_takes_part_in_killing(apg: Any, tmp_path: Path) -> 
     # The public check passes it; the hidden verifier does not.
     assert (reversed_sort["status"], reversed_sort["failed_checks"]) == ("killed", ["hidden-verifier"])
     assert found["views.path[views.view.kb_billing:page_1]"]["status"] == "survived"
+
+
+def test_a_projects_own_fixtures_are_found(apg: Any, tmp_path: Path) -> None:
+    # The shipped kb_docs copied into a project's recipes/ under another name: the temporary
+    # beds find it where the project does.
+    project = tmp_path / "project"
+    shutil.copytree(PROJECT_ROOT / "fixtures" / "fixture_kb_docs", project / "recipes" / "fixture_mydocs")
+    fragment = project / "recipes" / "fixture_mydocs" / "manifest" / "fragment.yml"
+    fragment.write_text(fragment.read_text(encoding="utf-8").replace("kb_docs", "mydocs"), encoding="utf-8")
+    task = shipped_task(DV01)
+    task["fixtures"] = ["mydocs"]
+    dataset = write_dataset(project / "mine.yml", task)
+    result = apg("task", "mutate", DV01, "--approot", str(project), "--dataset", "mine.yml",
+                 "--operator", "views.path")
+    assert result.rc == 0, result.err
+    assert apg("task", "mutate", DV01, "--dataset", str(dataset), "--operator", "views.path").rc == 2

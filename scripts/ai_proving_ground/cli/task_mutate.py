@@ -28,12 +28,11 @@ import json
 import os
 import sys
 from collections.abc import Sequence
-from pathlib import Path
 
 from ai_proving_ground import proc, report
 from ai_proving_ground.cli.common import ArgumentParser, run
 from ai_proving_ground.mutation.result import DEFAULT_THRESHOLD, MutationReport
-from ai_proving_ground.settings import Settings
+from ai_proving_ground.settings import Settings, resolve_approot
 from ai_proving_ground.taskcards.scores import record_score, scores_path
 from ai_proving_ground.tasks.dataset import load_dataset, resolve_dataset_path
 
@@ -57,6 +56,8 @@ def build_parser() -> ArgumentParser:
     parser.add_argument("--all", action="store_true", help="every task of the dataset")
     parser.add_argument("--dataset", help="dataset name or YAML path (default: $AI_PG_DATASET, "
                         "else build_tasks)")
+    parser.add_argument("--approot", help="the project whose fixtures the task names (its "
+                        "AI_PG_FIXTURE_PATH entries and recipes/; default: $AI_PG_APPROOT, else .)")
     parser.add_argument("--json", action="store_true", help="print the report as JSON")
     parser.add_argument("--threshold", type=fraction, default=DEFAULT_THRESHOLD,
                         help=f"the lowest passing score (default {DEFAULT_THRESHOLD})")
@@ -80,12 +81,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         from ai_proving_ground.mutation.runner import MutateOptions, mutate
 
         settings = Settings.from_environ()
-        dataset = load_dataset(resolve_dataset_path(args.dataset, Path.cwd(), settings))
+        project = resolve_approot(args.approot, settings)
+        dataset = load_dataset(resolve_dataset_path(args.dataset, project, settings))
         ids = [t.id for t in dataset.tasks] if args.all else [args.task_id]
         reports = []
         for task_id in ids:
             found = mutate(MutateOptions(task_id=task_id, dataset=str(dataset.path),
-                                         approot=Path.cwd(), settings=settings,
+                                         approot=project, settings=settings,
                                          env=proc.child_env(os.environ), threshold=args.threshold,
                                          operators=tuple(args.operator)))
             reports.append(found)

@@ -17,11 +17,10 @@ import argparse
 import json
 import sys
 from collections.abc import Sequence
-from pathlib import Path
 
 from ai_proving_ground import report
 from ai_proving_ground.cli.common import ArgumentParser, resolve_bed, run
-from ai_proving_ground.settings import Settings
+from ai_proving_ground.settings import Settings, resolve_approot
 
 
 def build_parser() -> ArgumentParser:
@@ -30,6 +29,8 @@ def build_parser() -> ArgumentParser:
     parser.add_argument("task_id", metavar="TASK")
     parser.add_argument("--dataset", help="dataset name or YAML path (default: $AI_PG_DATASET, "
                         "else build_tasks)")
+    parser.add_argument("--approot", help="the project whose fixtures the task names (its "
+                        "AI_PG_FIXTURE_PATH entries and recipes/; default: $AI_PG_APPROOT, else .)")
     parser.add_argument("--ddev-bed", metavar="DIR", help="a provisioned DDEV bed to verify on too")
     parser.add_argument("--json", action="store_true", help="print the verdicts as JSON")
     return parser
@@ -43,8 +44,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         from ai_proving_ground.mutation.verify import verify
 
         settings = Settings.from_environ()
+        project = resolve_approot(args.approot, settings)
         ddev = resolve_bed(args.ddev_bed, settings) if args.ddev_bed else None
-        verdicts = verify(args.task_id, args.dataset, Path.cwd(), settings, ddev)
+        verdicts = verify(args.task_id, args.dataset, project, settings, ddev)
         if args.json:
             sys.stdout.write(json.dumps([v.as_json() for v in verdicts], indent=2) + "\n")
         for verdict in verdicts:

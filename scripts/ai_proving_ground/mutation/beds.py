@@ -7,6 +7,7 @@ a child process, stopping at the first that fails.
 from __future__ import annotations
 
 import dataclasses
+import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -24,11 +25,18 @@ from ai_proving_ground.tasks.site_access import site_command
 STEP_TIMEOUT_S = 120.0
 
 
-def bed_settings(settings: Settings, dataset: Path, fixtures: Sequence[str]) -> Settings:
+def bed_settings(settings: Settings, dataset: Path, fixtures: Sequence[str],
+                 project: Path) -> Settings:
     """The caller's settings for a bed of our own: its baseline lives in it, the dataset is the
-    one being proven, nothing is stored in the results store."""
+    one being proven, nothing is stored in the results store, and fixtures are found where the
+    ``project`` finds them (its ``AI_PG_FIXTURE_PATH`` entries and ``recipes/``, made absolute:
+    relative to a temporary bed they would name nothing)."""
+    entries = [entry if os.path.isabs(entry) else str(project / entry)
+               for entry in settings.fixture_path]
+    lookup = (*entries, str(project / "recipes"))
     return dataclasses.replace(settings, approot=None, baseline_dir=None, dataset=str(dataset),
-                               fixtures=tuple(fixtures), no_import=True, site_driver=None)
+                               fixtures=tuple(fixtures), fixture_path=lookup, no_import=True,
+                               site_driver=None)
 
 
 @dataclass

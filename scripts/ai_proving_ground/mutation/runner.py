@@ -39,7 +39,7 @@ REFERENCE_DUMP = "reference.dump"
 class MutateOptions:
     task_id: str
     dataset: str | None
-    approot: Path  # where a relative --dataset is looked up first
+    approot: Path  # the project: a relative --dataset and its fixtures are found from it
     settings: Settings
     env: Mapping[str, str]  # the oracle's steps' environment (the edge's, child-safe)
     threshold: float = DEFAULT_THRESHOLD
@@ -69,7 +69,7 @@ def mutate(options: MutateOptions) -> MutationReport:
 
 def _mutate(options: MutateOptions, dataset: Dataset, task: Task) -> MutationReport:
     with tempfile.TemporaryDirectory(prefix="apg-mutate-") as scratch:
-        settings = bed_settings(options.settings, dataset.path, task.fixtures)
+        settings = bed_settings(options.settings, dataset.path, task.fixtures, options.approot)
         bed = ProvingBed.make(Path(scratch), task.fixtures, settings)
         judge = Judge(dataset, task, bed, settings)
         baseline = read_site(bed.fresh())

@@ -53,12 +53,13 @@ def verify(task_id: str, dataset_ref: str | None, approot: Path, settings: Setti
                        "to verify; add one to the dataset", exit_code=2)
     verdicts = []
     with tempfile.TemporaryDirectory(prefix="apg-verify-") as scratch:
-        bed_opts = bed_settings(settings, dataset.path, task.fixtures)
+        bed_opts = bed_settings(settings, dataset.path, task.fixtures, approot)
         with report.redirected(io.StringIO(), io.StringIO()):
             bed = ProvingBed.make(Path(scratch), task.fixtures, bed_opts)
         verdicts.append(_on_bed("embedded", bed.path, dataset, task, bed_opts))
     if ddev_bed is not None:
-        ddev_opts = dataclasses.replace(bed_settings(settings, dataset.path, task.fixtures),
+        ddev_opts = dataclasses.replace(bed_settings(settings, dataset.path, task.fixtures,
+                                                     approot),
                                         baseline_dir=settings.baseline_dir)
         verdicts.append(_on_bed("ddev", ddev_bed, dataset, task, ddev_opts))
     return verdicts
