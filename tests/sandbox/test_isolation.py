@@ -17,7 +17,8 @@ from pathlib import Path
 import pytest
 from hostile_kit import BACKENDS, add_adapter, apg_process, needs_landlock, only_record
 
-from ai_proving_ground.sandbox import isolate, landlock
+from ai_proving_ground.errors import ApgError
+from ai_proving_ground.sandbox import confine, isolate, landlock
 from ai_proving_ground.sandbox.confine import Backend
 from ai_proving_ground.sandbox.policy import Policy
 
@@ -100,3 +101,22 @@ def test_landlock_without_namespaces_still_drops_every_capability(tmp_path: Path
 @pytest.mark.skipif(os.geteuid() != 0, reason="as root, as CI runs")
 def test_as_root_the_landlock_sandbox_gets_namespaces() -> None:
     assert isolate.available(False) is None and isolate.available(True) is None
+
+
+@needs_landlock
+def test_landlock_without_namespaces_is_not_used_beside_a_docker_socket(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # Its rules cannot keep a socket from being connected to, and without a mount namespace
+    # nothing can be mounted over it: the run is refused rather than handed the Docker socket.
+    socket_path = tmp_path / "docker.sock"
+    socket_path.write_text("", encoding="utf-8")
+    monkeypatch.setattr(confine, "_bwrap_here", lambda: (None, "bubblewrap is not installed"))
+    monkeypatch.setattr(isolate, "available", lambda network_cut: "user namespaces are off")
+    monkeypatch.setattr(confine, "DOCKER_SOCKETS", (str(socket_path),))
+    with pytest.raises(ApgError) as caught:
+        confine.choose_backend(confine.SandboxOptions(backend="landlock"))
+    assert caught.value.token == "APG_RUN_UNCONFINED" and str(socket_path) in caught.value.message
+    socket_path.unlink()
+    chosen = confine.choose_backend(confine.SandboxOptions(backend="landlock"))
+    assert (chosen.name, chosen.isolated) == ("landlock", False)
+    assert any("other processes stay visible" in note for note in chosen.notes)

@@ -83,11 +83,28 @@ def test_the_socket_answers_outside_the_sandbox(hidden_socket: Path) -> None:
 def test_a_socket_in_a_masked_folder_cannot_be_dialled(backend: str, tmp_path: Path,
                                                        hidden_socket: Path) -> None:
     masked = policy(tmp_path, (hidden_socket.parent,))
-    assert covers(masked) == [(str(hidden_socket.parent.resolve()), True)]
+    assert covers(masked) == [(str(hidden_socket.parent.resolve()), True, [])]
     assert dial(backend, masked, hidden_socket).startswith("unreachable")
 
 
-def test_a_mask_that_holds_a_bound_path_is_left_to_the_rules(tmp_path: Path) -> None:
-    # Mounting over it would hide the bed inside it: Landlock's carve-out is all it gets.
-    inner = policy(tmp_path, (tmp_path,))
-    assert covers(inner) == []
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_a_masked_folder_is_absent_but_what_is_bound_inside_it(backend: str,
+                                                               tmp_path: Path) -> None:
+    # An operator HOME that holds the bed (or a pyenv): the HOME is hidden, the bed is there.
+    home = tmp_path / "home"
+    (home / "notes").mkdir(parents=True)
+    (home / "notes" / "key").write_text("SECRET", encoding="utf-8")
+    inside = policy(home, (home,))  # the work folder home/work is bound inside the mask
+    [(path, is_dir, shown)] = covers(inside)
+    assert (path, is_dir) == (str(home.resolve()), True)
+    assert shown == [(str((home / "work").resolve()), True, None)]
+    chosen = choose_backend(SandboxOptions(backend=backend))
+    script = f"ls -a '{home}'; cat '{home}/notes/key' 2>&1 || true; echo ok > '{home}/work/f'"
+    done = subprocess.run(chosen.confine(inside).wrap(["/bin/sh", "-c", script]),
+                          capture_output=True, text=True, timeout=60, check=False,
+                          env={"PATH": os.environ["PATH"]}, stdin=subprocess.DEVNULL)
+    assert done.returncode == 0, done.stderr
+    # Landlock grants no listing of the mask's folder itself; bwrap shows only the mount point.
+    assert "notes" not in done.stdout.split() and "SECRET" not in done.stdout
+    assert "No such file" in done.stdout  # absent, not merely refused
+    assert (home / "work" / "f").read_text(encoding="utf-8") == "ok\n"

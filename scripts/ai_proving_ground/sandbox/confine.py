@@ -17,6 +17,7 @@ endpoints are relayed.
 from __future__ import annotations
 
 import contextlib
+import os
 import shutil
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -172,14 +173,17 @@ def choose_backend(options: SandboxOptions) -> Backend:
         tried.append(why)
     if options.backend in ("auto", "landlock"):
         abi = landlock.abi_version()
-        if abi > 0:
-            why_not = isolate.available(network_cut=not options.network)
+        why_not = isolate.available(network_cut=not options.network) if abi > 0 else None
+        sockets = [p for p in DOCKER_SOCKETS if os.path.exists(p)] if why_not else []
+        if abi > 0 and not sockets:
             shared = () if why_not is None else (
                 f"no namespaces for the Landlock sandbox ({why_not}): other processes stay "
                 "visible and a cut network cannot relay model endpoints",)
             return Backend("landlock", allowed, abi=abi, isolated=why_not is None,
                            notes=(*tried, f"Landlock ABI {abi}", *shared))
-        tried.append("Landlock is not available (it needs Linux 5.13+ with the landlock LSM)")
+        tried.append(f"Landlock without namespaces ({why_not}) cannot hide {', '.join(sockets)} "
+                     "(its rules do not cover connecting to a socket)" if sockets else
+                     "Landlock is not available (it needs Linux 5.13+ with the landlock LSM)")
     if allowed:
         return Backend("none", True, notes=(*tried, f"{UNCONFINED_VARIABLE}=1: unconfined"))
     raise ApgError("APG_RUN_UNCONFINED", f"no sandbox for the adapter: {'; '.join(tried)}. "

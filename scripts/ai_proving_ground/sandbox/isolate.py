@@ -29,6 +29,8 @@ import sys
 from collections.abc import Callable, Sequence
 from functools import cache
 
+from ai_proving_ground.sandbox.policy import Cover
+
 CLONE_NEWNS, CLONE_NEWIPC, CLONE_NEWUSER = 0x00020000, 0x08000000, 0x10000000
 CLONE_NEWPID, CLONE_NEWNET = 0x20000000, 0x40000000
 MS_RDONLY, MS_NOSUID, MS_NODEV, MS_NOEXEC, MS_REMOUNT, MS_BIND = 1, 2, 4, 8, 32, 4096
@@ -112,32 +114,60 @@ def _write(path: str, text: str) -> None:
         file.write(text)
 
 
-def become_init(network_cut: bool, covers: Sequence[tuple[str, bool]] = ()) -> None:
+def become_init(network_cut: bool, covers: Sequence[Cover] = ()) -> None:
     """In the new namespaces' first process: a /proc of their own, loopback up when cut, and
-    each of ``covers`` mounted over (a directory by an empty read-only tmpfs, anything else, a
-    Unix socket too, by a /dev/null that cannot be opened): Landlock's own rules cannot keep a
-    socket from being connected to."""
+    each of ``covers`` mounted over (see :func:`cover`)."""
     libc = _libc()
     libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
     # Private first, so no mount here ever propagates back to the host's mount table.
     _check(libc.mount(b"none", b"/", None, MS_REC | MS_PRIVATE, None), "mount(/, private)")
     _check(libc.mount(b"proc", b"/proc", b"proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, None),
            "mount(/proc)")
-    for path, is_dir in covers:
-        target = os.fsencode(path)
-        if is_dir:
-            _check(libc.mount(b"tmpfs", target, b"tmpfs", MS_RDONLY | MS_NOSUID | MS_NODEV,
-                              b"size=4k,mode=0555"), f"mount(tmpfs over {path})")
-        else:
-            _check(libc.mount(b"/dev/null", target, None, MS_BIND, None),
-                   f"mount(/dev/null over {path})")
-            # nodev, as bwrap binds it: the device cannot even be opened (EACCES), as a mask
-            # should read, rather than reading as empty.
-            _check(libc.mount(None, target, None,
-                              MS_BIND | MS_REMOUNT | MS_RDONLY | MS_NODEV | MS_NOSUID, None),
-                   f"remount({path}, read-only, nodev)")
+    # Handles on what is shown inside the covers, taken before any cover hides it.
+    handles = {path: os.open(path, os.O_PATH | os.O_CLOEXEC | os.O_NOFOLLOW)
+               for _, _, shown in covers for path, _, link in shown if link is None}
+    try:
+        for mask in covers:
+            if os.path.lexists(mask[0]):  # else inside an earlier cover: gone already
+                cover(libc, mask, handles)
+    finally:
+        for handle in handles.values():
+            os.close(handle)
     if network_cut:
         loopback_up()
+
+
+def cover(libc: ctypes.CDLL, mask: Cover, handles: dict[str, int]) -> None:
+    """Mount over one mask, as bubblewrap builds it: a directory becomes an empty tmpfs with the
+    plan's entries inside it bound (or linked) back in, then read-only; anything else, a Unix
+    socket too, a /dev/null that cannot be opened (Landlock's rules cannot keep a socket from
+    being connected to)."""
+    path, is_dir, shown = mask
+    target = os.fsencode(path)
+    if not is_dir:
+        _check(libc.mount(b"/dev/null", target, None, MS_BIND, None), f"mount(over {path})")
+        # nodev, as bwrap binds it: the device cannot even be opened (EACCES), as a mask should
+        # read, rather than reading as empty.
+        _check(libc.mount(None, target, None,
+                          MS_BIND | MS_REMOUNT | MS_RDONLY | MS_NODEV | MS_NOSUID, None),
+               f"remount({path}, read-only, nodev)")
+        return
+    _check(libc.mount(b"tmpfs", target, b"tmpfs", MS_NOSUID | MS_NODEV, b"mode=0755"),
+           f"mount(tmpfs over {path})")
+    for inner, inner_dir, link in shown:
+        os.makedirs(os.path.dirname(inner), mode=0o755, exist_ok=True)  # inside the tmpfs
+        if link is not None:
+            os.symlink(link, inner)
+            continue
+        if inner_dir:
+            os.mkdir(inner, 0o755)
+        else:
+            os.close(os.open(inner, os.O_CREAT | os.O_WRONLY | os.O_CLOEXEC, 0o644))
+        source = f"/proc/self/fd/{handles[inner]}".encode()
+        _check(libc.mount(source, os.fsencode(inner), None, MS_BIND | MS_REC, None),
+               f"mount({inner} back inside {path})")
+    _check(libc.mount(b"tmpfs", target, b"tmpfs", MS_REMOUNT | MS_RDONLY | MS_NOSUID | MS_NODEV,
+                      b"mode=0755"), f"remount({path}, read-only)")
 
 
 def loopback_up() -> None:

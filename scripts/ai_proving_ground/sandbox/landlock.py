@@ -30,7 +30,7 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 
 from ai_proving_ground.sandbox import isolate
-from ai_proving_ground.sandbox.policy import Mount, Policy, covers, mount_plan
+from ai_proving_ground.sandbox.policy import Cover, Mount, Policy, covers, mount_plan
 
 # Syscall numbers are shared by every architecture that has Landlock (the generic table).
 SYSCALLS = {"create_ruleset": 444, "add_rule": 445, "restrict_self": 446}
@@ -190,7 +190,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             init = os.fork()
             if init:
                 return isolate.wait_for(init)  # outside: the init's status is the adapter's
-            _run_init(not network, [(str(p), bool(d)) for p, d in spec.get("covers", [])])
+            _run_init(not network, [(str(p), bool(d), [(str(i), bool(k), ln) for i, k, ln in s])
+                                    for p, d, s in spec.get("covers", [])])
         isolate.drop_capabilities()
         restrict([(str(p), int(a)) for p, a in spec["rules"]], int(spec["abi"]), network,
                  [int(p) for p in spec.get("ports", [])])
@@ -203,7 +204,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     return 126
 
 
-def _run_init(network_cut: bool, covers: Sequence[tuple[str, bool]]) -> None:
+def _run_init(network_cut: bool, covers: Sequence[Cover]) -> None:
     """PID 1 of the new namespaces: its /proc and covers, then the adapter's process, which
     alone returns from here."""
     isolate.become_init(network_cut, covers)

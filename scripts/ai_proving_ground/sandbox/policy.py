@@ -138,19 +138,28 @@ def _mount(path: Path, kind: str) -> Mount:
     return Mount(len(path.parts), str(path), kind, is_dir=path.is_dir())
 
 
-def covers(policy: Policy) -> list[tuple[str, bool]]:
-    """Every existing masked path, resolved, with whether it is a directory, that holds no
-    bound path: where a mount namespace lets the sandbox mount over them (an empty directory,
-    /dev/null), masks hold even outside the bound paths, a Unix socket's path included."""
-    bound = [resolved(p) for p in (*policy.readable, *policy.writable)]
-    found: dict[str, bool] = {}
+# A mask a mount namespace mounts over: its path, whether it is a directory, and what the plan
+# shows inside it (bound paths and links: path, is a directory, link target), mounted back in.
+Cover = tuple[str, bool, list[tuple[str, bool, "str | None"]]]
+
+
+def covers(policy: Policy) -> list[Cover]:
+    """Every existing masked path, resolved, shallowest first, with the plan's entries inside it
+    that are not inside another of them: where a mount namespace lets the sandbox mount over
+    its masks (an empty directory with those entries bound back in, or /dev/null), a mask is
+    absent as under bubblewrap, a Unix socket's path included, not merely refused."""
+    plan = [m for m in mount_plan(policy) if m.kind != "mask"]
+    found: dict[str, Cover] = {}
     for raw in policy.masked:
         real = resolved(raw)
-        if real.exists() and not any(is_within(b, real) for b in bound):
-            found[str(real)] = real.is_dir()
-    # A mask inside another is covered with it (and gone from view once the outer one is).
-    return sorted((path, is_dir) for path, is_dir in found.items()
-                  if not any(Path(other) in Path(path).parents for other in found))
+        if not real.exists() or any(m.path == str(real) for m in plan):
+            continue
+        inside = [m for m in plan if real in Path(m.path).parents]
+        outer = [m for m in inside if not any(Path(o.path) in Path(m.path).parents
+                                              for o in inside)]
+        found[str(real)] = (str(real), real.is_dir(),
+                            [(m.path, m.is_dir, m.link) for m in outer])
+    return sorted(found.values(), key=lambda c: (len(Path(c[0]).parts), c[0]))
 
 
 def masks_under(plan: Iterable[Mount], root: str) -> list[str]:
