@@ -59,6 +59,7 @@ def test_every_family_registers_operators_and_every_name_has_a_family() -> None:
     assert {n.partition(".")[0] for n in names} == set(registry.FAMILIES)
     assert {"views.filter_dropped", "views.sort_removed", "views.pager_type", "views.path",
             "views.display_status", "views.view_status", "views.override_flag",
+            "views.view_duplicated",
             "content.field_value", "content.item_missing", "content.item_added",
             "content.published", "canvas.moved", "canvas.input_changed", "canvas.input_dropped",
             "canvas.duplicated", "canvas.removed", "canvas.region_disabled",
@@ -86,6 +87,9 @@ def test_view_mutants_change_one_thing_each() -> None:
     assert (page["defaults"], page["sorts"]) == ({"sorts": False}, {})
     assert written_view(found["views.display_status[views.view.kb:page_1]"])[
         "display"]["page_1"]["display_options"]["enabled"] is False
+    twin = found["views.view_duplicated[views.view.kb]"].writes.config
+    assert list(twin) == ["views.view.kb_copy"] and twin["views.view.kb_copy"]["id"] == "kb_copy"
+    assert twin["views.view.kb_copy"]["display"] == VIEW["display"]  # the same paths
     assert VIEW["display"]["default"]["display_options"]["filters"]["status"]["operator"] == "="
 
 

@@ -1,6 +1,7 @@
 """View mutants: of every ``views.view.*`` the reference wrote, one filter dropped or its operator
 or value changed, a sort's key or direction changed or the sorts removed, the pager's type, size
-or offset changed, a page's path, a display's or the view's status, a display's override flag.
+or offset changed, a page's path, a display's or the view's status, a display's override flag,
+and the view saved twice (a second view on the same paths).
 
 Each works on the display that holds the option (the default display, or one that overrides it),
 so a mutant is a build an agent could have saved.
@@ -321,3 +322,14 @@ def _flip(display_id: str, key: str, empty: Any, overrides: bool, view: dict[str
     else:
         defaults[key] = False
         options[key] = copy.deepcopy(empty)
+
+
+@operator("views.view_duplicated")
+def view_duplicated(context: Context) -> Iterator[Mutant]:
+    for name, view in _views(context):
+        copy_name = f"{name}_copy"
+        if copy_name in context.reference.config:
+            continue
+        twin = {**copy.deepcopy(view), "id": copy_name.removeprefix(VIEW_PREFIX)}
+        yield Mutant("views.view_duplicated", name, f"a second view, {copy_name}, on the same paths",
+                     Writes(config={copy_name: twin}))
