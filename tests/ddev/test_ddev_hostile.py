@@ -116,3 +116,30 @@ def test_an_edited_shipped_adapter_never_runs_as_the_next_attempts_agent(
     assert rc == 0, err
     assert json.loads(out)["evaluation_results"][0]["score_details"]["score"] == 0.0
     assert not site_state(bed)["config"].get("views.view.kb_billing")
+
+
+def test_a_task_or_the_operator_widens_the_policy_and_the_run_records_it(
+        bed: Path, stub: Stub, cli: Cli, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    use_sandbox(monkeypatch, "auto")
+    provision(cli, bed, "kb_docs")
+    stub.on("exec", "drush", "sql:query", stdout="1\n")
+    stub.on("exec", "drush", "cron", stdout="")
+    dataset = tmp_path / "allowing.yml"
+    dataset.write_text(json.dumps({"dataset": "allowing", "version": 1, "tasks": [
+        {"id": "needs_sql", "prompt": "Count the users.", "fixtures": ["kb_docs"],
+         "site_allow": ["sqlq"]}]}))
+    requests = ["sql:query 'SELECT COUNT(*) FROM users'", "cron", "php:eval 'echo 1;'"]
+    adapter = bed / ".ddev" / "agents" / "asker"
+    adapter.parent.mkdir(parents=True, exist_ok=True)
+    adapter.write_text(HOSTILE.format(requests=" ".join(json.dumps(r) for r in requests)))
+    adapter.chmod(0o755)
+    monkeypatch.setenv("AI_PG_SITE_ALLOW", "cron")
+    rc, out, err = cli(run_cli.main, "--approot", str(bed), "needs_sql", "--agent=asker",
+                       f"--dataset={dataset}", "--json")
+    assert rc == 0, err
+    record = json.loads(out)
+    assert record["sandbox"]["site_broker"]["site_allow"] == ["cron", "sql:query"]
+    sql, cron, php = (runs(bed) / record["run_id"] / "stdout.log").read_text().split("REQUEST ")[1:]
+    assert sql.rstrip().endswith("EXIT 0") and "\n1\n" in sql  # the task allowed it
+    assert cron.rstrip().endswith("EXIT 0")  # the operator allowed it
+    assert "APG_SITE_BROKER_REFUSED" in php and php.rstrip().endswith("EXIT 2")

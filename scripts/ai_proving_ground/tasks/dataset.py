@@ -49,6 +49,11 @@ class Task:
         solution = self.data.get("reference_solution") or {}
         return [list(step) for step in solution.get("steps") or []]
 
+    def site_allow(self, settings: Settings) -> tuple[str, ...]:
+        """Drush commands and options the site broker runs for this task beyond its policy: the
+        operator's (AI_PG_SITE_ALLOW), then the task's own ``site_allow``."""
+        return (*settings.site_allow, *(self.data.get("site_allow") or ()))
+
     @property
     def hidden_verifier(self) -> dict[str, Any] | None:
         verifier = self.data.get("hidden_verifier")

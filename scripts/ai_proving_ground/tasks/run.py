@@ -251,7 +251,7 @@ def _attempt(plan: _Plan, files: RunFiles, record: dict[str, Any]) -> RunOutcome
                                   run_dir, plan.adapter, plan.dataset, plan.task, env, os.environ)
     record["sandbox"] = confinement.as_record()
     access = site_access(confinement, bool(plan.ddev_project), plan.options.approot, run_dir,
-                         Path(env["HOME"]), os.environ, plan.options.settings.site_allow)
+                         Path(env["HOME"]), os.environ, plan.task.site_allow(plan.options.settings))
     env.update(access.environment())  # a confined adapter on a DDEV bed: the site broker
     record["sandbox"].update(access.as_record())
     _write(files, record)
