@@ -10,8 +10,10 @@ finds it: the control that shows the adapter can tell.
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -120,3 +122,60 @@ def test_landlock_without_namespaces_is_not_used_beside_a_docker_socket(
     chosen = confine.choose_backend(confine.SandboxOptions(backend="landlock"))
     assert (chosen.name, chosen.isolated) == ("landlock", False)
     assert any("other processes stay visible" in note for note in chosen.notes)
+
+
+SYSTEM_PYTHON = "/usr/bin/python3"
+NOBODY = 65534
+
+
+def _unprivileged_can_run() -> str | None:
+    """Why an unprivileged account cannot run the wrapper here, or None."""
+    if os.geteuid() != 0 or shutil.which("setpriv") is None:
+        return "needs root and setpriv (util-linux) to become an unprivileged user"
+    if not os.access(SYSTEM_PYTHON, os.X_OK):
+        return f"needs {SYSTEM_PYTHON}"
+    if any(not os.stat(p).st_mode & 0o005 for p in [SCRIPTS, *SCRIPTS.parents]):
+        return f"{SCRIPTS} is not readable by other users"
+    return None
+
+
+SCRIPTS = Path(isolate.__file__).resolve().parents[2]
+
+
+@pytest.mark.skipif(landlock.abi_version() == 0, reason="needs Landlock")
+@pytest.mark.skipif(_unprivileged_can_run() is not None, reason=str(_unprivileged_can_run()))
+def test_an_unprivileged_account_gets_a_user_namespace_or_a_reason() -> None:
+    """Not root: the wrapper moves into a user namespace that maps the account's own uid (as it
+    is, not root), then the PID, mount and IPC namespaces, where the kernel allows; else the
+    probe says why and the wrapper runs without them, capabilities still dropped."""
+    nobody = ["setpriv", f"--reuid={NOBODY}", f"--regid={NOBODY}", "--clear-groups",
+              "env", f"PYTHONPATH={SCRIPTS}", "PATH=/usr/bin:/bin"]
+    probe = subprocess.run([*nobody, SYSTEM_PYTHON, "-P", "-m", "ai_proving_ground.sandbox.isolate",
+                            "--probe", "keep"], capture_output=True, text=True, timeout=60,
+                           check=False)
+    isolated = probe.returncode == 0
+    # Where that account can reach it (pytest's folders are the root's alone).
+    work = Path(tempfile.mkdtemp(prefix="apg-unprivileged-"))
+    os.chown(work, NOBODY, NOBODY)
+    try:
+        done = _run_as(nobody, work, isolated)
+    finally:
+        shutil.rmtree(work)
+    assert done.returncode == 0, (probe.stderr, done.stderr)
+    lines = done.stdout.split("\n")
+    assert lines[0] == str(NOBODY)  # its own identity, not root inside the namespace
+    assert [int(line.split()[1], 16) for line in lines[1:3]] == [0, 0]
+    if isolated:
+        assert int(lines[3]) <= 6  # the init, the shell and its ls: nothing of the host
+
+
+def _run_as(nobody: list[str], work: Path, isolated: bool) -> subprocess.CompletedProcess[str]:
+    policy = Policy(workdir=work, home=work, tmp=work, writable=(work,),
+                    readable=(*(Path(p) for p in ("/usr", "/bin", "/lib", "/lib64", "/etc")),
+                              SCRIPTS), masked=())
+    argv = Backend("landlock", False, abi=landlock.abi_version(), isolated=isolated).confine(
+        policy).wrap(["/bin/sh", "-c", "id -u; grep -E '^Cap(Eff|Prm)' /proc/self/status; "
+                      "ls -d /proc/[0-9]* | wc -l"])
+    argv[0] = SYSTEM_PYTHON  # the test's own interpreter may live where nobody can reach
+    return subprocess.run([*nobody, *argv], capture_output=True, text=True, timeout=60,
+                          check=False)
