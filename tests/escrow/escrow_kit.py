@@ -88,3 +88,22 @@ def make_escrow(bed: Path, root: Path, empty: Path, names: list[str] | None = No
     return Escrowed(bed=bed, root=root, set_dir=set_dir, key=key, empty=empty)
 
 
+
+
+def reprovisioned(bed: Path, settings: Settings | None = None) -> str:
+    """New trusted state, as a recapture leaves it: a new commit, the tag on it, and the baseline
+    metadata recording it (escrow refuses a tag moved off the recorded commit). Its commit."""
+    from dataclasses import replace
+
+    from ai_proving_ground.baselines.store import read_metadata
+    from ai_proving_ground.baselines.tree import create_tag
+    from ai_proving_ground.gitutil import git
+    from ai_proving_ground.records import write_record
+
+    settings = settings or Settings.from_environ()
+    baseline = Baseline.of(bed, load_set(list(DEFAULT_FIXTURES), bed, settings=settings).key,
+                           settings)
+    git(bed, ["commit", "--allow-empty", "-q", "-m", "new trusted state"])
+    commit = create_tag(bed, baseline.tag)
+    write_record(baseline.metadata, replace(read_metadata(baseline), commit=commit))
+    return commit

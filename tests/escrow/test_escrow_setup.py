@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 from escrow_kit import ApgRunner as MainRunner
-from escrow_kit import Escrowed, clean_environ, make_escrow
+from escrow_kit import Escrowed, clean_environ, make_escrow, reprovisioned
 
 from ai_proving_ground.escrow.capture import render_json
 from ai_proving_ground.gitutil import git
@@ -125,8 +125,12 @@ def test_an_existing_set_needs_force(bed: Path, tmp_path: Path, apg: MainRunner,
     assert again.rc == 1 and again.err.startswith("APG_ESCROW_EXISTS") and "--force" in again.err
     assert (set_dir / "escrow.json").read_bytes() == before
     # Re-provisioned trusted state (here: a new commit under the tag), then --force.
-    git(bed, ["commit", "--allow-empty", "-q", "-m", "new trusted state"])
+    git(bed, ["commit", "--allow-empty", "-q", "-m", "an attempt's commit"])
     git(bed, ["tag", "-f", json.loads(before)["baseline"]["tag"], "HEAD"])
+    moved = apg("escrow", "--approot", str(bed), "--force")
+    assert moved.rc == 1 and moved.err.startswith("APG_ESCROW_TAG_MOVED"), moved.err
+    assert (set_dir / "escrow.json").read_bytes() == before
+    reprovisioned(bed)
     forced = apg("escrow", "--approot", str(bed), "--force")
     assert forced.rc == 0 and Path(forced.out.strip()) == set_dir
     assert json.loads((set_dir / "escrow.json").read_text())["baseline"]["tag_commit"] == \
@@ -260,8 +264,7 @@ def _escrow_process(e: Escrowed, *args: str, crash_at: str | None = None,
 def test_a_crash_leaves_the_old_set_or_the_new_one(
         escrowed: Escrowed, point: str, exchange: bool, expect_new: bool) -> None:
     old = json.loads((escrowed.set_dir / "escrow.json").read_text())
-    git(escrowed.bed, ["commit", "--allow-empty", "-q", "-m", "new trusted state"])
-    git(escrowed.bed, ["tag", "-f", escrowed.tag, "HEAD"])
+    reprovisioned(escrowed.bed)
     done = _escrow_process(escrowed, "--force", crash_at=point, exchange=exchange)
     assert done.returncode < 0, done.stderr  # killed at the crash point
     if point == "escrow.swapping":

@@ -23,9 +23,9 @@ from ai_proving_ground.baselines import grader_tree
 from ai_proving_ground.baselines.locking import bed_lock
 from ai_proving_ground.baselines.public_files import snapshot_paths
 from ai_proving_ground.baselines.store import Baseline
-from ai_proving_ground.baselines.tree import require_repository
+from ai_proving_ground.baselines.tree import recorded_commit, require_repository
 from ai_proving_ground.errors import ApgError
-from ai_proving_ground.escrow import EXISTS, NO_BASELINE, SKIPPED, UNSAFE
+from ai_proving_ground.escrow import EXISTS, NO_BASELINE, SKIPPED, TAG_MOVED, UNSAFE
 from ai_proving_ground.escrow.files import (
     clear_stale,
     copy_hashed,
@@ -71,6 +71,7 @@ def escrow(approot: Path, names: Sequence[str], force: bool = False, root: Path 
         raise ApgError(NO_BASELINE, f"set {fixture_set.key} has no complete baseline in "
                        f"{location.directory} ({have}); provision it first: apg provision "
                        f"--approot {approot} {' '.join(fixture_set.names)}")
+    _refuse_moved_tag(baseline, tag_state, location)
     set_dir = (root or escrow_root(settings)) / project_name(approot) / fixture_set.key
     check_destination(set_dir, approot)
     if set_dir.parent.is_dir():
@@ -101,6 +102,17 @@ def baseline_names(set_key: str) -> list[str]:
     return [p.name for p in (baseline.dump, snapshot.archive, snapshot.sidecar, snapshot.listing,
                              baseline.grader_sha256, baseline.grader_files, baseline.versions,
                              baseline.metadata)]
+
+
+def _refuse_moved_tag(baseline: Baseline, tag_state: dict[str, Any],
+                      location: BaselineLocation) -> None:
+    """The escrow holds the commit the baseline directory recorded, never an attempt's: a tag
+    moved off it would make every later verify --restore put the attempt's commit back."""
+    recorded = recorded_commit(baseline)
+    if recorded is not None and tag_state["commit"] != recorded:
+        raise ApgError(TAG_MOVED, f"tag {baseline.tag} names {tag_state['commit']}, not the "
+                       f"commit {recorded} that {location.directory} recorded for this baseline; "
+                       "apg reset points it back, or recapture the baseline, then escrow")
 
 
 def _fill(staging: Path, approot: Path, fixture_set: FixtureSet, location: BaselineLocation,
