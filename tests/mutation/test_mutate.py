@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from mutation_kit import shipped_task, write_dataset
+from mutation_kit import dv01, write_dataset
 
 from ai_proving_ground.mutation import registry
 from ai_proving_ground.mutation.registry import Context, Mutant
@@ -60,7 +60,7 @@ def test_dv01_keeps_its_score(apg: Any) -> None:
 
 
 def test_weak_checks_let_wrong_builds_survive(apg: Any, tmp_path: Path) -> None:
-    task = shipped_task(DV01)
+    task = dv01()
     task["checks"] = [{"id": "view-exists", "type": "config_exists", "name": "views.view.kb_billing"}]
     dataset = write_dataset(tmp_path / "weak.yml", task)
     result = apg("task", "mutate", DV01, "--dataset", str(dataset), "--json",
@@ -81,8 +81,9 @@ def test_weak_checks_let_wrong_builds_survive(apg: Any, tmp_path: Path) -> None:
 
 
 def test_strong_checks_kill_them(apg: Any, tmp_path: Path) -> None:
-    result = apg("task", "mutate", DV01, "--json", "--operator", "views.sort_direction",
-                 "--operator", "views.filter_dropped")
+    dataset = write_dataset(tmp_path / "strong.yml", dv01())  # the shipped checks
+    result = apg("task", "mutate", DV01, "--dataset", str(dataset), "--json",
+                 "--operator", "views.sort_direction", "--operator", "views.filter_dropped")
     found = statuses(report(result))
     assert found["views.sort_direction[views.view.kb_billing:default.sorts.field_kb_weight_value]"] \
         == "killed"
@@ -115,7 +116,7 @@ def relabel(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
 
 def test_a_mutant_that_behaves_as_the_reference_is_equivalent(apg: Any, relabel: None,
                                                              tmp_path: Path) -> None:
-    task = shipped_task(DV01)
+    task = dv01()
     # A brittle check: it rejects a right build (the view under another label).
     task["checks"].append({"id": "label", "type": "config_equals", "name": "views.view.kb_billing",
                            "path": "label", "value": "Billing articles"})
@@ -149,7 +150,7 @@ def test_a_build_the_site_refuses_is_stillborn(apg: Any) -> None:
 
 
 def test_a_nop_that_passes_fails_the_proof(apg: Any, tmp_path: Path) -> None:
-    task = shipped_task(DV01)
+    task = dv01()
     task["checks"] = [{"type": "module_enabled", "module": "node"}]
     dataset = write_dataset(tmp_path / "always.yml", task)
     result = apg("task", "mutate", DV01, "--dataset", str(dataset), "--json", "--threshold", "0",
@@ -159,7 +160,7 @@ def test_a_nop_that_passes_fails_the_proof(apg: Any, tmp_path: Path) -> None:
 
 
 def test_a_reference_that_fails_its_checks_fails_the_proof(apg: Any, tmp_path: Path) -> None:
-    task = shipped_task(DV01)
+    task = dv01()
     rows = next(c for c in task["checks"] if c["type"] == "view_rows")
     rows["rows"] = ["6b0d0c00-0000-4000-8000-000000000001"]  # not what the reference lists
     dataset = write_dataset(tmp_path / "wrong.yml", task)
@@ -169,7 +170,7 @@ def test_a_reference_that_fails_its_checks_fails_the_proof(apg: Any, tmp_path: P
 
 
 def test_a_task_that_cannot_be_proven_is_usage(apg: Any, tmp_path: Path) -> None:
-    task = shipped_task(DV01)
+    task = dv01()
     del task["reference_solution"]
     dataset = write_dataset(tmp_path / "noref.yml", task)
     result = apg("task", "mutate", DV01, "--dataset", str(dataset))
@@ -185,7 +186,7 @@ def test_a_task_that_cannot_be_proven_is_usage(apg: Any, tmp_path: Path) -> None
 
 
 def test_recorded_scores_reach_the_card(apg: Any, tmp_path: Path) -> None:
-    task = shipped_task(DV01)
+    task = dv01()
     dataset = write_dataset(tmp_path / "data" / "mine.yml", task)
     assert apg("task", "mutate", DV01, "--dataset", str(dataset), "--record-score",
                "--operator", "views.path").rc == 2  # a partial score is never recorded
@@ -219,7 +220,7 @@ sys.exit(0 if [s.get("order") for s in sorts.values()] == ["ASC"] else 1)
 
 
 def test_the_hidden_verifier_takes_part_in_killing(apg: Any, tmp_path: Path) -> None:
-    task = shipped_task(DV01)
+    task = dv01()
     task["checks"] = [{"id": "view-exists", "type": "config_exists", "name": "views.view.kb_billing"}]
     (tmp_path / "probe.patch").write_text(
         "diff --git a/hidden-probe.txt b/hidden-probe.txt\nnew file mode 100644\n--- /dev/null\n"
@@ -244,7 +245,7 @@ def test_a_projects_own_fixtures_are_found(apg: Any, tmp_path: Path) -> None:
     shutil.copytree(PROJECT_ROOT / "fixtures" / "fixture_kb_docs", project / "recipes" / "fixture_mydocs")
     fragment = project / "recipes" / "fixture_mydocs" / "manifest" / "fragment.yml"
     fragment.write_text(fragment.read_text(encoding="utf-8").replace("kb_docs", "mydocs"), encoding="utf-8")
-    task = shipped_task(DV01)
+    task = dv01()
     task["fixtures"] = ["mydocs"]
     dataset = write_dataset(project / "mine.yml", task)
     result = apg("task", "mutate", DV01, "--approot", str(project), "--dataset", "mine.yml",

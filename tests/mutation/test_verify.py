@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from mutation_kit import shipped_task, write_dataset
+from mutation_kit import dv01, write_dataset
 
 PROBE_PATCH = ("diff --git a/hidden-probe.txt b/hidden-probe.txt\nnew file mode 100644\n"
                "--- /dev/null\n+++ b/hidden-probe.txt\n@@ -0,0 +1 @@\n+probe\n")
@@ -24,7 +24,7 @@ def test_the_shipped_reference_verifies(apg: Any) -> None:
 
 
 def hidden_task(tmp_path: Path, exit_code: int) -> Path:
-    task = shipped_task("dv01_view_build")
+    task = dv01()
     # The hidden command reads the file only the patch adds: it ran after the overlay.
     script = f"import pathlib, sys; pathlib.Path('hidden-probe.txt').read_text(); sys.exit({exit_code})"
     task["hidden_verifier"] = {"patch": "probe.patch",
@@ -50,7 +50,7 @@ def test_the_hidden_verifier_runs_and_counts(apg: Any, tmp_path: Path) -> None:
 
 
 def test_a_reference_that_misses_its_checks_fails(apg: Any, tmp_path: Path) -> None:
-    task = shipped_task("dv01_view_build")
+    task = dv01()
     next(c for c in task["checks"] if c["type"] == "view_rows")["rows"] = ["nope"]
     result = apg("task", "verify", "dv01_view_build", "--dataset",
                  str(write_dataset(tmp_path / "wrong.yml", task)))
@@ -58,7 +58,7 @@ def test_a_reference_that_misses_its_checks_fails(apg: Any, tmp_path: Path) -> N
 
 
 def test_a_task_without_a_reference_is_usage(apg: Any, tmp_path: Path) -> None:
-    task = shipped_task("dv01_view_build")
+    task = dv01()
     del task["reference_solution"]
     result = apg("task", "verify", "dv01_view_build", "--dataset",
                  str(write_dataset(tmp_path / "none.yml", task)))
