@@ -71,6 +71,16 @@ class _Evidence(Exception):
     """The agent's work could not be captured or graded: an infrastructure error."""
 
 
+class _Unreadable(Exception):
+    """The site the agent left cannot be read (its database broken, ...): the agent's failure,
+    never an infrastructure error that would drop the attempt from k/n."""
+
+
+def _not_captured(what: str, exc: ApgError) -> Exception:
+    """The site refused (``APG_SITE_*``): the agent left it so. Anything else is the harness's."""
+    return (_Unreadable if exc.token.startswith("APG_SITE_") else _Evidence)(f"{what}: {exc}")
+
+
 class AttemptRun:
     """One attempt; :meth:`run` returns its record, written last, new-then-rename."""
 
@@ -101,6 +111,8 @@ class AttemptRun:
                 self._note(setup_error=str(exc))
             except _Evidence as exc:
                 self._note(evidence_error=str(exc))
+            except _Unreadable as exc:
+                self._note(unreadable=str(exc))
             except Exception as exc:  # a bug in one attempt must not take the campaign down
                 log.write(traceback.format_exc())
                 self._note(setup_error=f"unexpected {type(exc).__name__}: {exc}")
@@ -270,7 +282,7 @@ class AttemptRun:
             self.model_diff = self._diff()
             config = self._job.site().all_config()
         except ApgError as exc:
-            raise _Evidence(f"could not capture the model's work: {exc.message}") from None
+            raise _not_captured("could not capture the model's work", exc) from None
         atomic_write_bytes(self.directory / "model.diff", self.model_diff)
         # Not a record: every config object the site holds, name -> value, as the site gives it
         # (its shape is the site's, so no schema of ours can close it). Data, kept as data.
@@ -286,7 +298,7 @@ class AttemptRun:
         try:
             envelope = check_envelope(grade(request, job.site()))
         except ApgError as exc:
-            raise _Evidence(f"grade failed: {exc}") from None
+            raise _not_captured("grade failed", exc) from None
         # The harness's own copy of the envelope (the bed's can be rewritten).
         write_envelope(self.directory / "grade.json", envelope)
         score = envelope.score

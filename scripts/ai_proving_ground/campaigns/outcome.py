@@ -16,9 +16,12 @@ The rules, first match wins (each names the fact it reads):
 4. the adapter outlived the time limit and was stopped → ``timeout``;
 5. the adapter exited non-zero (it ran and gave up or crashed), or its CLI exited 0 although
    every tool call was denied (run.json's ``no_attempt_reason``) → ``no_attempt``;
-6. capturing the model's work, grading, or the hidden verifier could not run → ``infra_error``;
-7. the public checks scored 1 and the hidden verifier (when the task has one) passed → ``pass``;
-8. otherwise → ``fail`` (the public checks failed, or they passed and the hidden verifier failed).
+6. the site the agent left cannot be read to capture or grade it (the site refused:
+   ``APG_SITE_*``, a database it broke) → ``fail``: it is the agent's work;
+7. capturing the model's work, grading, or the hidden verifier could not run for any other
+   reason → ``infra_error``;
+8. the public checks scored 1 and the hidden verifier (when the task has one) passed → ``pass``;
+9. otherwise → ``fail`` (the public checks failed, or they passed and the hidden verifier failed).
 
 Every outcome but ``infra_error`` is the agent's and counts in k/n (only ``pass`` in k).
 """
@@ -30,6 +33,8 @@ from dataclasses import dataclass
 from ai_proving_ground.campaigns.records import AttemptRecord
 from ai_proving_ground.transcripts import ALL_DENIED
 
+# How the reason of a fail that could not be graded begins (the report accepts its null score).
+UNREADABLE = "the site the agent left cannot be read"
 # The shell's conventions for "found but cannot execute" and "not found": the agent never ran.
 NOT_STARTED_EXIT_CODES = frozenset({126, 127})
 
@@ -46,6 +51,7 @@ class Facts:
     no_attempt_reason: str = ""  # run.json's, when the CLI exited 0 yet tried nothing
     timeout_s: float | None = None
     evidence_error: str | None = None
+    unreadable: str | None = None  # the site the agent left refused to be read
     score: float | None = None
     hidden_status: str = "absent"
 
@@ -65,6 +71,8 @@ def decide(facts: Facts) -> tuple[str, str]:
     if facts.run_status == "no_attempt":
         return "no_attempt", (facts.no_attempt_reason or f"the adapter exited "
                               f"{facts.adapter_exit_code}: it recorded no attempt")
+    if facts.unreadable is not None:
+        return "fail", f"{UNREADABLE}: {facts.unreadable}"
     if facts.evidence_error is not None:
         return "infra_error", facts.evidence_error
     if facts.hidden_status == "error":
@@ -108,7 +116,7 @@ def disagreements(record: AttemptRecord) -> list[str]:
     if outcome == "fail" and record.score == 1.0 and hidden != "fail":
         found.append("the outcome is fail but the public score is 1.0 and the hidden verifier "
                      f"did not fail ({hidden})")
-    if outcome == "fail" and record.score is None:
+    if outcome == "fail" and record.score is None and not record.reason.startswith(UNREADABLE):
         found.append("the outcome is fail but nothing was graded")
     if outcome == "timeout" and record.run_status != "timed_out":
         found.append(f"the outcome is timeout but the run's status is {record.run_status}")
