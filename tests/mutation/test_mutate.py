@@ -180,6 +180,13 @@ def test_a_task_that_cannot_be_proven_is_usage(apg: Any, tmp_path: Path) -> None
     broken = write_dataset(tmp_path / "broken.yml", task)
     failed = apg("task", "mutate", DV01, "--dataset", str(broken))
     assert failed.rc == 1 and failed.err.startswith("APG_MUTATE_REFERENCE_FAILED")
+    # --all proves what it can and names what it passes over.
+    del task["reference_solution"]
+    proven = write_dataset(tmp_path / "some.yml", task, {**dv01(), "id": "dv01_copy"})
+    some = apg("task", "mutate", "--all", "--dataset", str(proven), "--operator", "views.path")
+    assert some.rc == 0, some.err
+    assert "APG_MUTATE_SKIPPED task dv01_view_build has no reference_solution" in some.err
+    assert "APG_MUTATE_OK dv01_copy" in some.err
     assert apg("task", "mutate").rc == 2
     assert apg("task", "mutate", DV01, "--threshold", "2").rc == 2
     assert apg("task", "mutate", "nope").rc == 2

@@ -10,6 +10,7 @@ site refuses to save is stillborn and not counted. The score is killed / (killed
 
 Prints one line per build (``--json``: the report, schema mutation_report; a list of them with
 --all), then the verdict on stderr. ``--all`` proves every task of the dataset in turn.
+A task --all cannot prove (no checks, no reference) is named (APG_MUTATE_SKIPPED) and passed over.
 ``--record-score`` keeps each score for the task cards (the shipped dataset's in
 docs/tasks/mutation-scores.json, another's beside it); a score of some operators only
 (``--operator``) is not the task's and is never recorded.
@@ -31,7 +32,8 @@ from collections.abc import Sequence
 
 from ai_proving_ground import proc, report
 from ai_proving_ground.cli.common import ArgumentParser, run
-from ai_proving_ground.mutation.result import DEFAULT_THRESHOLD, MutationReport
+from ai_proving_ground.errors import ApgError
+from ai_proving_ground.mutation.result import DEFAULT_THRESHOLD, UNPROVABLE, MutationReport
 from ai_proving_ground.settings import Settings, resolve_approot
 from ai_proving_ground.taskcards.scores import record_score, scores_path
 from ai_proving_ground.tasks.dataset import load_dataset, resolve_dataset_path
@@ -86,10 +88,18 @@ def main(argv: Sequence[str] | None = None) -> int:
         ids = [t.id for t in dataset.tasks] if args.all else [args.task_id]
         reports = []
         for task_id in ids:
-            found = mutate(MutateOptions(task_id=task_id, dataset=str(dataset.path),
-                                         approot=project, settings=settings,
-                                         env=proc.child_env(os.environ), threshold=args.threshold,
-                                         operators=tuple(args.operator)))
+            try:
+                found = mutate(MutateOptions(task_id=task_id, dataset=str(dataset.path),
+                                             approot=project, settings=settings,
+                                             env=proc.child_env(os.environ),
+                                             threshold=args.threshold,
+                                             operators=tuple(args.operator)))
+            except ApgError as exc:
+                if not (args.all and exc.token == UNPROVABLE):
+                    raise
+                # --all proves what can be proven; a task without checks or a reference is named.
+                report.say("APG_MUTATE_SKIPPED", exc.message)
+                continue
             reports.append(found)
             if not args.json:
                 sys.stdout.write("\n".join(found.lines()) + "\n")

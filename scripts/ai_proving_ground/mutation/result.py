@@ -17,6 +17,7 @@ from ai_proving_ground.records import FieldsRecord
 
 STATUSES = ("killed", "survived", "equivalent", "stillborn", "error")
 DEFAULT_THRESHOLD = 0.95
+UNPROVABLE = "APG_MUTATE_UNPROVABLE"  # a task with no checks or no reference: usage, exit 2
 
 
 @dataclass(frozen=True)

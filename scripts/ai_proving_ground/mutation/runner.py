@@ -25,7 +25,12 @@ from ai_proving_ground.errors import ApgError
 from ai_proving_ground.mutation.beds import ProvingBed, bed_settings
 from ai_proving_ground.mutation.behaviour import PAGE, Behaviour, behaviour, served_paths
 from ai_proving_ground.mutation.registry import Context, Mutant, derive
-from ai_proving_ground.mutation.result import DEFAULT_THRESHOLD, BuildResult, MutationReport
+from ai_proving_ground.mutation.result import (
+    DEFAULT_THRESHOLD,
+    UNPROVABLE,
+    BuildResult,
+    MutationReport,
+)
 from ai_proving_ground.mutation.state import apply_writes, read_site
 from ai_proving_ground.mutation.views_ops import VIEW_PREFIX
 from ai_proving_ground.settings import Settings
@@ -51,10 +56,10 @@ def provable(task_id: str, dataset: str | None, approot: Path,
     """The task, refused (exit 2) when it has no checks or no reference to derive from."""
     found, task = resolve_task(task_id, dataset, approot, settings)
     if not task.checks:
-        raise ApgError("APG_MUTATE_UNPROVABLE", f"task {task.id} has no checks: nothing grades "
+        raise ApgError(UNPROVABLE, f"task {task.id} has no checks: nothing grades "
                        "a build; add checks to it in the dataset", exit_code=2)
     if not task.reference_steps:
-        raise ApgError("APG_MUTATE_UNPROVABLE", f"task {task.id} has no reference_solution: "
+        raise ApgError(UNPROVABLE, f"task {task.id} has no reference_solution: "
                        "wrong builds are derived from it; add one to the dataset", exit_code=2)
     return found, task
 
