@@ -87,9 +87,12 @@ def test_only_the_declared_endpoint_is_reachable_and_only_as_a_byte_pipe(
     model, other = servers
     (bed / "attack.py").write_text(ATTACK, encoding="utf-8")
     add_adapter(bed, "prober", f'exec {sys.executable} "$APG_APPROOT/attack.py" '
-                f"{model.port} {other.port}", header="## Env: ANTHROPIC_BASE_URL\n")
+                f"{model.port} {other.port}",
+                header="## Env: ANTHROPIC_BASE_URL,OPENAI_BASE_URL\n")
+    # Two variables naming one gateway (by two names for loopback) share its relay.
     done = apg_process(bed, "prober", {"AI_PG_SANDBOX": backend,
-                                       "ANTHROPIC_BASE_URL": f"http://127.0.0.1:{model.port}"},
+                                       "ANTHROPIC_BASE_URL": f"http://127.0.0.1:{model.port}",
+                                       "OPENAI_BASE_URL": f"http://localhost:{model.port}/v1"},
                        "--unshare-net")
     assert done.returncode == 0, done.stderr
     raw, steer, direct = done.stdout.splitlines()[:3]
@@ -100,10 +103,13 @@ def test_only_the_declared_endpoint_is_reachable_and_only_as_a_byte_pipe(
     assert len(model.received) == 2
     assert "APG_RUN_NET_RELAYED" in done.stderr and "ANTHROPIC_BASE_URL" in done.stderr
     sandbox = only_record(bed)["sandbox"]
-    [relayed] = sandbox["model_relay"]
-    assert relayed["variable"] == "ANTHROPIC_BASE_URL"
-    assert relayed["address"] == f"127.0.0.1:{model.port}"
-    assert not Path(relayed["socket"]).exists()  # the relay stopped with the adapter
+    anthropic, openai = sandbox["model_relay"]
+    assert (anthropic["variable"], anthropic["address"]) == (
+        "ANTHROPIC_BASE_URL", f"127.0.0.1:{model.port}")
+    assert (openai["variable"], openai["address"]) == (
+        "OPENAI_BASE_URL", f"localhost:{model.port}")
+    assert anthropic["socket"] == openai["socket"]
+    assert not Path(anthropic["socket"]).exists()  # the relay stopped with the adapter
 
 
 @pytest.mark.parametrize("backend", BACKENDS)

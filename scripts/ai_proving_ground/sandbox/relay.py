@@ -129,14 +129,15 @@ def _is_loopback(host: str) -> bool:
 
 
 def with_sockets(endpoints: Sequence[Endpoint], run_dir: Path) -> tuple[Endpoint, ...]:
-    """Each endpoint with its relay socket in the run directory (one per address)."""
+    """Each endpoint with its relay socket in the run directory: one per port, so two variables
+    naming one gateway share it (the first one's host is where it leads)."""
     return tuple(replace(e, socket=str(run_dir / f"{SOCKET_PREFIX}{e.port}.sock"))
                  for e in endpoints)
 
 
 def forwarder_argv(endpoints: Sequence[Endpoint]) -> list[str]:
     """The argv prefix that starts the forwarder inside the sandbox; the adapter's argv follows."""
-    specs = [f"{e.host}:{e.port}={e.socket}" for e in endpoints]
+    specs = list(dict.fromkeys(f"{e.host}:{e.port}={e.socket}" for e in endpoints))
     return [sys.executable, "-P", "-m", "ai_proving_ground.sandbox.relay",
             *(arg for spec in specs for arg in ("--forward", spec)), "--"]
 
@@ -235,7 +236,10 @@ class ModelRelay:
         return [e.as_record() for e in self.endpoints]
 
     def start(self) -> None:
+        first: dict[str, Endpoint] = {}  # one socket per port: the first endpoint leads it
         for endpoint in self.endpoints:
+            first.setdefault(endpoint.socket, endpoint)
+        for endpoint in first.values():
             path = Path(endpoint.socket)
             listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
             try:
@@ -278,12 +282,16 @@ def listen_inside(specs: Sequence[str]) -> list[tuple[socket.socket, str]]:
     """Bind every ``HOST:PORT=SOCKET`` on the sandbox's loopback (before the adapter starts, so
     its first request finds the port open); a name listens on both families where it can."""
     listeners: list[tuple[socket.socket, str]] = []
+    taken: set[tuple[str, int]] = set()  # localhost and 127.0.0.1 on one port: listened once
     for spec in specs:
         where, _, path = spec.partition("=")
         host, _, port = where.rpartition(":")
         endpoint = Endpoint("", host, int(port), path)
         bound = 0
         for address in endpoint.listen_hosts():
+            if (address, endpoint.port) in taken:
+                bound += 1
+                continue
             family = socket.AF_INET6 if ":" in address else socket.AF_INET
             sock = socket.socket(family, socket.SOCK_STREAM)
             try:
@@ -296,6 +304,7 @@ def listen_inside(specs: Sequence[str]) -> list[tuple[socket.socket, str]]:
                     raise
                 continue  # localhost: no ::1 in this sandbox is fine when 127.0.0.1 is there
             listeners.append((sock, path))
+            taken.add((address, endpoint.port))
             bound += 1
         if not bound:
             raise OSError(f"could not listen on {endpoint.address} inside the sandbox")
