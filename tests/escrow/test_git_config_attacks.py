@@ -314,3 +314,14 @@ def test_a_forged_object_is_refused_not_restored(bed: Path, apg: ApgRunner, kind
     done = apg("reset", "--approot", str(bed))
     assert done.rc != 0 and f"APG_GIT_OBJECT_FORGED object {sha}" in done.err, done.err
     assert (bed / "config" / "sync" / "system.site.yml").read_text() == "name: changed\n"
+
+
+def test_unreadable_metadata_is_refused_not_read_as_unrecorded(bed: Path, apg: ApgRunner) -> None:
+    """Broken metadata must not make reset fall back to whatever the (moved) tag names."""
+    baseline = _baseline(bed)
+    git(bed, ["commit", "--allow-empty", "--quiet", "-m", "the agent's"])
+    git(bed, ["tag", "-f", baseline.tag, "HEAD"])
+    baseline.metadata.write_text("{ not json")
+    done = apg("reset", "--approot", str(bed))
+    assert done.rc != 0 and "APG_RECORD_INVALID" in done.err, done.err
+    assert tag_commit(bed, baseline.tag) == head_commit(bed)  # nothing was changed

@@ -146,13 +146,13 @@ def create_tag(approot: Path, tag: str, commit: str | None = None) -> str:
 
 def recorded_commit(baseline: Baseline) -> str | None:
     """The commit the baseline directory recorded for the set under this tag name; None for a
-    baseline captured before commits were recorded, under another tag name, or whose metadata
-    cannot be read."""
-    try:
-        record = read_metadata(baseline) if baseline.metadata.is_file() else None
-    except ApgError:
+    baseline captured before commits were recorded, under another tag name, or with no
+    metadata. Metadata that cannot be read is refused (its token), never read as "unrecorded":
+    that would fall back to whatever the tag names."""
+    if not os.path.lexists(baseline.metadata):
         return None
-    return record.commit if record is not None and record.tag == baseline.tag else None
+    record = read_metadata(baseline)
+    return record.commit if record.tag == baseline.tag else None
 
 
 def restore_tag(approot: Path, tag: str, commit: str, known: bool = False) -> bool:
