@@ -217,6 +217,114 @@ CANVAS_CONFIG: dict[str, dict[str, Any]] = {
     ]),
 }
 
+# ---------------------------------------------------------------------------- kb_notices
+
+# A notice board shipped with a broken build, and the data the dataset's Views, content and
+# config tasks read. Notices are interleaved by category; within every category the priority
+# order, the title order, the date order and the creation order differ; three notices are
+# unpublished; a second bundle (kb_incident) shares the category and priority fields; 13
+# notices are published, more than a default pager's 10.
+NOTICES_NAMESPACE = "7e0a1c00-"
+NOTICE_CATEGORIES = (("maintenance", "Maintenance"), ("release", "Release"),
+                     ("billing", "Billing"))
+
+# (bundle, title, category, priority, date, products, published), in creation (UUID) order.
+NOTICES: tuple[tuple[str, str, str, int, str, tuple[str, ...], bool], ...] = (
+    ("kb_notice", "Scheduled database upgrade", "maintenance", 4, "2026-03-14", ("api", "dashboard"), True),
+    ("kb_notice", "Version 3.2 released", "release", 2, "2026-02-02", ("dashboard",), True),
+    ("kb_notice", "New invoice layout", "billing", 1, "2026-05-20", ("billing",), True),
+    ("kb_notice", "API rate limits change", "release", 5, "2026-06-11", ("api",), True),
+    ("kb_notice", "Weekend network maintenance", "maintenance", 2, "2026-01-09", ("api", "mobile"), True),
+    ("kb_notice", "Mobile app 2.0", "release", 3, "2026-04-27", ("mobile",), True),
+    ("kb_notice", "Storage migration plan", "maintenance", 5, "2026-07-01", ("dashboard",), False),
+    ("kb_notice", "VAT shown per line", "billing", 3, "2026-03-03", ("billing",), True),
+    ("kb_notice", "Search index rebuild", "maintenance", 1, "2026-05-05", ("dashboard",), True),
+    ("kb_notice", "Single sign-on for teams", "release", 4, "2026-01-22", ("dashboard", "api"), True),
+    ("kb_notice", "Payment provider switch", "billing", 5, "2026-06-30", ("billing", "api"), False),
+    ("kb_notice", "Email delivery maintenance", "maintenance", 3, "2026-02-17", ("mobile",), True),
+    ("kb_notice", "Offline mode preview", "release", 1, "2026-07-15", ("mobile",), False),
+    ("kb_notice", "Backup window moved", "maintenance", 6, "2026-04-08", ("api",), True),
+    ("kb_notice", "Annual plan discounts", "billing", 2, "2026-06-02", ("billing",), True),
+    ("kb_notice", "Dark mode", "release", 6, "2026-03-29", ("dashboard", "mobile"), True),
+    ("kb_incident", "Login outage on Monday", "maintenance", 9, "2026-02-23", ("api",), True),
+    ("kb_incident", "Delayed invoices", "billing", 7, "2026-05-12", ("billing",), True),
+)
+
+
+def notice_uuid(n: int) -> str:
+    """The fixed UUID of the ``n``-th notice (1-based): ``7e0a1c00-0000-4000-8000-0000000000nn``."""
+    return f"{NOTICES_NAMESPACE}0000-4000-8000-{n:012d}"
+
+
+# The broken build the fixture ships: the maintenance page lists drafts and incident reports
+# (no published or content-type filter) and puts the most urgent last (ascending priority).
+BROKEN_NOTICES_VIEW: dict[str, Any] = {
+    "uuid": _config_uuid(300), "langcode": "en", "status": True,
+    "dependencies": {"config": ["field.storage.node.field_notice_category",
+                                "field.storage.node.field_notice_priority"],
+                     "module": ["node", "options"]},
+    "id": "notices", "label": "Maintenance notices", "module": "views", "description": "",
+    "tag": "", "base_table": "node_field_data", "base_field": "nid",
+    "display": {
+        "default": {"id": "default", "display_title": "Default", "display_plugin": "default",
+                    "position": 0, "display_options": {
+                        "title": "Maintenance notices",
+                        "fields": {"title": {"id": "title", "table": "node_field_data",
+                                             "field": "title", "plugin_id": "field"}},
+                        "filters": {"field_notice_category_value": {
+                            "id": "field_notice_category_value",
+                            "table": "node__field_notice_category",
+                            "field": "field_notice_category_value", "plugin_id": "list_field",
+                            "operator": "or", "value": {"maintenance": "maintenance"}}},
+                        "sorts": {"field_notice_priority_value": {
+                            "id": "field_notice_priority_value",
+                            "table": "node__field_notice_priority",
+                            "field": "field_notice_priority_value", "plugin_id": "standard",
+                            "order": "ASC"}},
+                        "pager": {"type": "none", "options": {"offset": 0}}}},
+        "page_1": {"id": "page_1", "display_title": "Page", "display_plugin": "page",
+                   "position": 1, "display_options": {"path": "notices/maintenance"}},
+    },
+}
+
+
+def build_notices(site: EmbeddedSite, store: Any) -> None:
+    """kb_notices' config and content on the source site (``store`` is an open session)."""
+    # Lazy: only this fixture is built through the entity API, as Field UI and the Add forms do.
+    from ai_proving_ground.sites.embedded.bundle_api import create_node_type
+    from ai_proving_ground.sites.embedded.field_api import FieldRequest, create_field
+
+    save = site.config_save
+    create_node_type(store, {"type": "kb_notice", "name": "Notice", "description":
+                             "A dated announcement to customers, filed under one category."},
+                     save, body=False)
+    create_node_type(store, {"type": "kb_incident", "name": "Incident report", "description":
+                             "What went wrong during an outage, and what was done."},
+                     save, body=False)
+    allowed = {"allowed_values": [{"value": v, "label": label} for v, label in NOTICE_CATEGORIES]}
+    fields = (
+        # The misconfigured field: the category is not required on notices (it is on incidents).
+        ("kb_notice", "field_notice_category", "list_string", "Category", 1, False, allowed),
+        ("kb_notice", "field_notice_priority", "integer", "Priority", 1, True, {}),
+        ("kb_notice", "field_notice_date", "datetime", "Date", 1, True, {"datetime_type": "date"}),
+        ("kb_notice", "field_notice_products", "string", "Products", -1, False, {}),
+        ("kb_incident", "field_notice_category", "list_string", "Category", 1, True, allowed),
+        ("kb_incident", "field_notice_priority", "integer", "Priority", 1, True, {}),
+    )
+    for bundle, name, field_type, label, cardinality, required, settings in fields:
+        create_field(store, FieldRequest("node", bundle, name, field_type, label, cardinality,
+                                         required, storage_settings=settings), save)
+    save(store, "views.view.notices", BROKEN_NOTICES_VIEW)
+    for n, (bundle, title, category, priority, date, products, published) in enumerate(
+            NOTICES, start=1):
+        values: dict[str, Any] = {"title": title, "status": published,
+                                  "field_notice_category": category,
+                                  "field_notice_priority": priority}
+        if bundle == "kb_notice":
+            values |= {"field_notice_date": date, "field_notice_products": list(products)}
+        site.create_entity(store, "node", bundle, values, notice_uuid(n))
+
+
 # ---------------------------------------------------------------------------- not exported
 
 # A source site is a working site: it holds things no fixture captures.
@@ -251,6 +359,7 @@ def build(target: Path) -> EmbeddedSite:
         }, HOME_UUID)
         site.create_entity(store, "node", "page", {"title": "About this site", "status": True},
                            OTHER_PAGE_UUID)
+        build_notices(site, store)
     return site
 
 

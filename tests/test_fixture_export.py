@@ -112,7 +112,7 @@ def edit_fragment(directory: Path, **changes: Any) -> None:
 # ---------------------------------------------------------------------------- round trip
 
 
-@pytest.mark.parametrize("name", ["kb_docs", "canvas_home"])
+@pytest.mark.parametrize("name", ["kb_docs", "canvas_home", "kb_notices"])
 def test_export_reproduces_the_shipped_fixture(apg: MainRunner, source: Path, tmp_path: Path,
                                                name: str) -> None:
     target = copy_fixture(name, tmp_path / "work")
@@ -132,7 +132,7 @@ def test_export_reproduces_the_shipped_fixture(apg: MainRunner, source: Path, tm
     assert export_cli(apg, name, "--approot", str(source), "--into", str(target), "--check")[0] == 0
 
 
-@pytest.mark.parametrize("name", ["kb_docs", "canvas_home"])
+@pytest.mark.parametrize("name", ["kb_docs", "canvas_home", "kb_notices"])
 def test_check_is_clean_on_the_embedded_source_site(apg: MainRunner, source: Path,
                                                     tmp_path: Path, name: str) -> None:
     """The shipped fixture, as shipped, is what the source site exports: nothing to write."""
