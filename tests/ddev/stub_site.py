@@ -55,6 +55,10 @@ def stored(value: Any) -> str | None:
     return str(value)
 
 
+class RecipeFailed(Exception):
+    """What a recipe's content import throws: drush prints the message and exits 1."""
+
+
 class ProbeFailed(Exception):
     """What probe.php throws: drush prints its [error] line and exits 1."""
 
@@ -115,8 +119,12 @@ class Site:
         data = yaml.safe_load(value) if "--input-format=yaml" in args else value
         if key == "?":
             self.state["config"][name] = data
-        else:
-            self.state["config"].setdefault(name, {})[key] = data
+        else:  # a dotted key names a nested key, as drush's config:set reads it
+            *parents, last = key.split(".")
+            cursor = self.state["config"].setdefault(name, {})
+            for part in parents:
+                cursor = cursor.setdefault(part, {})
+            cursor[last] = data
         self.save()
         return capture("config-set-view-yaml")["stdout"], "", 0
 
@@ -167,8 +175,11 @@ class Site:
         for name, actions in ((spec.get("config") or {}).get("actions") or {}).items():
             for key, value in (actions.get("simpleConfigUpdate") or {}).items():
                 self.state["config"].setdefault(name, {})[key] = value
-        for path in sorted((recipe / "content").glob("**/*.yml")):
-            self.import_content(yaml.safe_load(path.read_text(encoding="utf-8")))
+        try:
+            for path in sorted((recipe / "content").glob("**/*.yml")):
+                self.import_content(yaml.safe_load(path.read_text(encoding="utf-8")))
+        except RecipeFailed as exc:
+            return "", f"\nIn Importer.php line 150:\n\n  {exc}\n\n", 1
         self.save()
         return f"\n [OK] {spec['name']} applied successfully\n\n", "", 0
 
@@ -176,8 +187,9 @@ class Site:
         meta = document["_meta"]
         if meta["uuid"] in self.state["entities"]:
             return  # Existing::Skip, as recipes import content
-        self.state["next_id"] = self.state.get("next_id", 0) + 1
         values = document.get("default") or {}
+        self.validate_content(meta, values)
+        self.state["next_id"] = self.state.get("next_id", 0) + 1
         self.state["entities"][meta["uuid"]] = {
             "entity_type": meta["entity_type"],
             "uuid": meta["uuid"],
@@ -185,6 +197,47 @@ class Site:
             "bundle": meta.get("bundle", meta["entity_type"]),
             "fields": {name: stored_items(items) for name, items in values.items()},
         }
+
+    def validate_content(self, meta: dict[str, Any], values: dict[str, Any]) -> None:
+        """What core's default-content Importer refuses (InvalidEntityException, the recipe
+        fails): a node of a type the site lacks, a field it lacks, a required field left empty,
+        a list value it does not allow."""
+        if meta["entity_type"] != "node":
+            return
+        bundle, config = meta.get("bundle"), self.state["config"]
+        if f"node.type.{bundle}" not in config:
+            raise RecipeFailed(f"Missing bundle entity, entity type node, entity id {bundle}.")
+        instances = {n.rsplit(".", 1)[1]: c for n, c in config.items()
+                     if n.startswith(f"field.field.node.{bundle}.")}
+        for name, items in values.items():
+            if name not in instances and name not in BASE_FIELDS:
+                raise RecipeFailed(f"Field {name} is unknown.")
+            storage = config.get(f"field.storage.node.{name}") or {}
+            allowed = [a["value"] for a in (storage.get("settings") or {}).get("allowed_values") or []]
+            for item in items:
+                if allowed and item.get("value") not in allowed:
+                    raise RecipeFailed(f"{name}.0.value: The value you selected is not a valid choice.")
+        for name, instance in instances.items():
+            if instance.get("required") and not values.get(name):
+                raise RecipeFailed(f"{name}: This value should not be null.")
+
+    def drush_field_create(self, args: list[str]) -> tuple[str, str, int]:
+        """drush field:create with every answer given as an option: the storage and the field
+        (the form and view display components it adds are left to config:set here)."""
+        entity_type, bundle = [a for a in args if not a.startswith("-")][:2]
+        options = dict(a.removeprefix("--").split("=", 1) for a in args if a.startswith("--") and "=" in a)
+        name, field_type = options["field-name"], options["field-type"]
+        config = self.state["config"]
+        config.setdefault(f"field.storage.{entity_type}.{name}", {
+            "id": f"{entity_type}.{name}", "field_name": name, "entity_type": entity_type,
+            "type": field_type, "settings": {}, "cardinality": int(options.get("cardinality", 1))})
+        config[f"field.field.{entity_type}.{bundle}.{name}"] = {
+            "id": f"{entity_type}.{bundle}.{name}", "field_name": name, "entity_type": entity_type,
+            "bundle": bundle, "label": options.get("field-label", name),
+            "required": "--is-required" in args, "field_type": field_type}
+        self.save()
+        note = f"Successfully created field '{name}' on {entity_type} type with bundle '{bundle}'"
+        return "", f" [success] {note}\n", 0
 
     # --------------------------------------------------------------------- probe
 
@@ -248,7 +301,7 @@ class Site:
             if name not in entity["fields"] and name not in BASE_FIELDS:
                 what = f"{entity['entity_type']} {entity['bundle']}"
                 raise ProbeFailed(f"APG probe: {what} has no field {name}.")
-            entity["fields"][name] = stored_items(items if isinstance(items, list) else [items])
+            entity["fields"][name] = stored_items(field_items(items))
         self.save()
         label = entity["fields"].get("title") or [{"value": ""}]
         summary = {key: entity[key] for key in ("id", "uuid", "bundle")}
@@ -332,6 +385,12 @@ def pre_existing_config_error(name: str) -> str:
     message = f"The configuration '{name}' exists already and does not match the recipe's configuration"
     width = max(len(message) + 4, 40)
     return f"\nIn ConfigConfigurator.php line 48:\n{' ' * width}\n  {message}  \n{' ' * width}\n\n"
+
+
+def field_items(value: Any) -> list[dict[str, Any]]:
+    """A value as ``$entity->set()`` takes it: a scalar, an item, or a list of either."""
+    listed = value if isinstance(value, list) else [value]
+    return [item if isinstance(item, dict) else {"value": item} for item in listed]
 
 
 def stored_items(items: list[dict[str, Any]]) -> list[dict[str, Any]]:

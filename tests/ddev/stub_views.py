@@ -47,7 +47,8 @@ def view_answer(state: Mapping[str, Any], question: Mapping[str, Any]) -> dict[s
         rows = [_row(state, uuid) for uuid in listed]
         return result | {"rows": rows, "total_rows": len(rows), "outcome": "rows"}
     try:
-        executed = execute_view(view_id, config, display, _records(state), schema=_schema(state))
+        executed = execute_view(view_id, config, display, _records(state), schema=_schema(state),
+                                arguments=tuple(str(a) for a in question.get("arguments") or ()))
     except ViewError as exc:
         return result | {"error": str(exc), "outcome": "exception"}
     answer = dataclasses.asdict(executed)

@@ -2,16 +2,19 @@
 
 ``fixtures_bed`` is a copy of a session bed made by ``apg bed init DIR kb_docs canvas_home``;
 ``provisioned_fixtures_bed`` is a fresh such bed provisioned for that set (its grader fingerprint
-is recorded by code that is live when the test runs). ``write_run_record`` writes a
-``runs/<run-id>/run.json`` the way ``apg run`` records one. ``check_envelope_schemas`` asserts an
-envelope meets the project's schema and, when the reference copy exists, the official
-every_eval_ever 0.2.2 schema, and in the eee nox session the published every_eval_ever package.
+is recorded by code that is live when the test runs). ``provisioned_set(names, target)``
+copies a bed made and provisioned once per session for any fixture set (one provision a set).
+``write_run_record`` writes a ``runs/<run-id>/run.json`` the way ``apg run`` records one.
+``check_envelope_schemas`` asserts an envelope meets the project's schema and, when the
+reference copy exists, the official every_eval_ever 0.2.2 schema, and in the eee nox session
+the published every_eval_ever package.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+import shutil
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -21,6 +24,7 @@ import pytest
 import eee_official
 from ai_proving_ground.baselines.provision import provision
 from ai_proving_ground.baselines.store import baseline_dir
+from ai_proving_ground.bed import init_bed
 from ai_proving_ground.paths import PROJECT_ROOT
 from ai_proving_ground.schemas import schema_errors
 from ai_proving_ground.sites.embedded.driver import EmbeddedSite
@@ -36,6 +40,30 @@ def provisioned_fixtures_bed(fixtures_bed: Path) -> Path:
     """``fixtures_bed`` provisioned for kb_docs + canvas_home (baseline and grader fingerprint)."""
     provision(fixtures_bed, list(FIXTURE_SET), EmbeddedSite(fixtures_bed))
     return fixtures_bed
+
+
+class ProvisionedSets:
+    """``provisioned_set(names, target)``: a copy of a session bed made by ``apg bed init`` with
+    ``names`` and provisioned for them; each set is built once, however many tests use it."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self.templates: dict[tuple[str, ...], Path] = {}
+
+    def __call__(self, names: Sequence[str], target: Path) -> Path:
+        key = tuple(sorted(names))
+        if key not in self.templates:
+            template = self.root / "-".join(key or ("base",)) / "bed"
+            init_bed(template, list(key))
+            provision(template, list(key), EmbeddedSite(template))
+            self.templates[key] = template
+        shutil.copytree(self.templates[key], target, symlinks=True)
+        return target
+
+
+@pytest.fixture(scope="session")
+def provisioned_set(tmp_path_factory: pytest.TempPathFactory) -> ProvisionedSets:
+    return ProvisionedSets(tmp_path_factory.mktemp("provisioned_sets"))
 
 
 RunWriter = Callable[..., Path]

@@ -58,8 +58,13 @@ def test_shipped_dataset() -> None:
     for task, entry in zip(dataset.tasks, raw["tasks"], strict=True):
         assert task.checks, task.id
         assert task.reference_steps, task.id
-        # What each task uses: dv01 lists kb_docs articles only, the Canvas tasks need canvas_home.
-        assert task.fixtures == (["kb_docs"] if task.id == "dv01_view_build" else ["kb_docs", "canvas_home"])
+        # What the first tasks use: dv01 lists kb_docs articles only, cv01/cv02 need canvas_home;
+        # every other task names fixtures the project ships.
+        first = {"dv01_view_build": ["kb_docs"], "cv01_footer_heading": ["kb_docs", "canvas_home"],
+                 "cv02_front_page_card": ["kb_docs", "canvas_home"]}
+        assert task.fixtures == first.get(task.id, task.fixtures)
+        assert all((project_dir("fixtures") / f"fixture_{name}" / "recipe.yml").is_file()
+                   for name in task.fixtures), task.id
         assert task.sha256 == canonical_sha(entry)
     view = dataset.task("dv01_view_build")
     assert [c["type"] for c in view.checks].count("view_rows") == 1

@@ -7,7 +7,7 @@ through the real commands: reset, run (a subprocess adapter), grade --run.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -26,7 +26,8 @@ def attempt(capsys: pytest.CaptureFixture[str], bed: Path, task_id: str, agent: 
             check_schemas: Callable[[Any], None]) -> dict[str, object]:
     """reset, run --agent, grade --run; returns the envelope printed on stdout."""
     approot = ["--approot", str(bed)]
-    assert reset_cli.main(approot) == 0, capsys.readouterr().err
+    fixtures = SHIPPED.task(task_id).fixtures
+    assert reset_cli.main([*approot, *fixtures]) == 0, capsys.readouterr().err
     capsys.readouterr()
     assert run_cli.main([*approot, task_id, f"--agent={agent}", "--json"]) == 0
     run_id = json.loads(capsys.readouterr().out)["run_id"]
@@ -44,9 +45,12 @@ def score(envelope: dict[str, object]) -> float:
 
 @pytest.mark.parametrize("task_id", [t.id for t in SHIPPED.tasks])
 def test_oracle_scores_one_and_nop_scores_zero(
-        task_id: str, provisioned_fixtures_bed: Path, capsys: pytest.CaptureFixture[str],
-        monkeypatch: pytest.MonkeyPatch, check_envelope_schemas: Callable[[Any], None]) -> None:
+        task_id: str, provisioned_set: Callable[[Sequence[str], Path], Path], tmp_path: Path,
+        capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch,
+        check_envelope_schemas: Callable[[Any], None]) -> None:
     monkeypatch.setenv("AI_PG_NO_IMPORT", "1")
-    bed, check = provisioned_fixtures_bed, check_envelope_schemas
+    # A bed of the task's own fixture set, provisioned once per session for every task on it.
+    bed = provisioned_set(SHIPPED.task(task_id).fixtures, tmp_path / "bed")
+    check = check_envelope_schemas
     assert score(attempt(capsys, bed, task_id, "oracle", check)) == 1.0
     assert score(attempt(capsys, bed, task_id, "nop", check)) == 0.0

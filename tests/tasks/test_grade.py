@@ -8,6 +8,7 @@ import hashlib
 import json
 import os
 import re
+import shutil
 import textwrap
 import time
 from collections.abc import Callable, Iterator
@@ -138,8 +139,11 @@ def stored(bed: Path) -> list[Path]:
 
 
 @pytest.mark.parametrize("task_id", SHIPPED_TASKS)
-def test_shipped_task_floor_and_ceiling(fixtures_bed: Path, grade: GradeFn,
+def test_shipped_task_floor_and_ceiling(provisioned_set: Callable[[list[str], Path], Path],
+                                        tmp_path: Path, grade: GradeFn,
                                         site: Callable[..., None], task_id: str) -> None:
+    # A bed of the task's own fixture set.
+    fixtures_bed = provisioned_set(load_dataset(SHIPPED).task(task_id).fixtures, tmp_path / "bed")
     floor = grade(fixtures_bed, task_id)
     assert floor.rc == 0
     assert floor.result["score_details"]["score"] == 0.0
@@ -309,6 +313,7 @@ def test_dataset_inside_the_approot_is_app_relative(fixtures_bed: Path, grade: G
     copy = fixtures_bed / "datasets" / "mine.yml"
     copy.parent.mkdir()
     copy.write_bytes(SHIPPED.read_bytes() + b"# a local copy\n")
+    shutil.copytree(SHIPPED.parent / "hidden", copy.parent / "hidden")  # its hidden verifiers' patches
     graded = grade(fixtures_bed, "dv01_view_build", "--dataset", "datasets/mine.yml")
     assert graded.source["dataset_path"] == "datasets/mine.yml"
     assert graded.source["dataset_sha256"] == sha256_of(copy) != sha256_of(SHIPPED)
