@@ -128,6 +128,11 @@ RETITLE = ["entity:update", "node", notice(2), "--values", '{"title": "Version 3
 
 # ---------------------------------------------------------------------------- views
 
+def second_view(view: dict[str, Any]) -> None:
+    """Another view at the same path (the reference's saved as ``release_notes_copy``)."""
+    view["id"] = "release_notes_copy"
+
+
 def _release_notes() -> list[Build]:
     t = "nv01_release_notes_pager"
     return [
@@ -137,6 +142,12 @@ def _release_notes() -> list[Build]:
         wrong(t, "default-ten-per-page", edit_view(t, set_in("pager.options.items_per_page", 10))),
         wrong(t, "sorted-by-title", edit_view(t, set_in("sorts", {"title": {
             "id": "title", "table": "node_field_data", "field": "title", "order": "ASC"}}))),
+        # Closed by site_unchanged (main's check): before it, a change elsewhere passed.
+        wrong(t, "a-notice-retitled-too", [*reference(t), RETITLE]),
+        wrong(t, "page-display-disabled", edit_view(
+            t, lambda v: display(v, "page_1").update(enabled=False))),
+        wrong(t, "second-view-on-the-path", [*reference(t), *[
+            [step[0], "views.view.release_notes_copy", *step[2:]] for step in edit_view(t, second_view)]]),
         right(t, "filters-and-pager-on-the-page", edit_view(
             t, lambda v: override(v, "page_1", "filters", "pager"))),
         right(t, "mini-pager", edit_view(t, set_in("pager.type", "mini"))),
@@ -152,6 +163,8 @@ def _by_category() -> list[Build]:
             "arguments.field_notice_category_value.default_action", "empty"))),
         wrong(t, "least-urgent-first", edit_view(t, set_in(
             "sorts.field_notice_priority_value.order", "ASC"))),
+        # Closed by view_rows judging the task's order: the agent's own sort ties no longer excuse.
+        wrong(t, "no-title-tie-break", edit_view(t, lambda v: master(v)["sorts"].pop("title"))),
         right(t, "published-or-admin-and-not-incident", edit_view(t, both(
             set_in("filters.status", PUBLISHED_OR_ADMIN), set_in("filters.type", NOT_INCIDENT)))),
         right(t, "all-as-exception", edit_view(t, set_in(
@@ -420,7 +433,11 @@ def _hero() -> list[Build]:
     del no_subheading[0]["inputs"]["subheading"]
     new_uuid = copy.deepcopy(tree)
     new_uuid[0]["uuid"] = "ca0a5000-c000-4000-8000-0000000000a1"
+    hero_twice = [*tree, {**components("cv02_front_page_card")[0],
+                          "uuid": "ca0a5000-c000-4000-8000-0000000000c1"}]
     return [
+        # Closed by canvas_tree: a second hero beside the old one.
+        wrong(t, "old-hero-kept", page_with(hero_twice)),
         wrong(t, "button-not-changed", page_with(heading_only)),
         wrong(t, "subheading-dropped", page_with(no_subheading)),
         wrong(t, "card-lost", page_with(tree[:3])),
@@ -459,7 +476,11 @@ def _status_section() -> list[Build]:
     del top_level_card[-1]["parent_uuid"], top_level_card[-1]["slot"]
     renamed = copy.deepcopy(tree)
     renamed[-2]["inputs"]["title"] = "Status"
+    wrong_section = copy.deepcopy(tree)
+    wrong_section[-1] = {**wrong_section[-1], "parent_uuid": tree[1]["uuid"]}
     return [
+        # Closed by canvas_tree: the card in the other section (a parent named by type passed).
+        wrong(t, "card-in-popular-topics", page_with(wrong_section)),
         wrong(t, "card-at-top-level", page_with(top_level_card)),
         wrong(t, "section-renamed", page_with(renamed)),
         wrong(t, "billing-card-lost", page_with([c for c in tree if c["uuid"] != tree[3]["uuid"]])),
@@ -479,22 +500,7 @@ BUILDS = [*_release_notes(), *_by_category(), *_urgent(), *_by_product(), *_fix_
 
 def _holes() -> list[Build]:
     """Builds the checks judge wrongly today (the report lists them for the next session)."""
-    tie = "nv02_category_argument"
-    hero_twice = components("nk01_edit_hero")
-    hero_twice = [*hero_twice, {**components("cv02_front_page_card")[0],
-                                "uuid": "ca0a5000-c000-4000-8000-0000000000c1"}]
-    wrong_section = components("nk03_add_status_section")
-    wrong_section[-1] = {**wrong_section[-1], "parent_uuid": wrong_section[1]["uuid"]}
     return [
-        # The agent's own sort ties without the title key, and a tie is judged as a set.
-        wrong(tie, "no-title-tie-break", edit_view(tie, lambda v: master(v)["sorts"].pop("title"))),
-        # Nothing compares the rest of the site with its baseline.
-        wrong("nv01_release_notes_pager", "a-notice-retitled-too",
-              [*reference("nv01_release_notes_pager"), RETITLE]),
-        # A second hero with the new text beside the old one: nothing counts components.
-        wrong("nk01_edit_hero", "old-hero-kept", page_with(hero_twice)),
-        # The card in the other section: the parent is named by component type only.
-        wrong("nk03_add_status_section", "card-in-popular-topics", page_with(wrong_section)),
         # The filter on the page display: the check reads the master display's filter.
         right("nv04_exposed_product_filter", "filters-on-the-page", edit_view(
             "nv04_exposed_product_filter", lambda v: override(v, "page_1", "filters"))),
