@@ -325,3 +325,18 @@ def test_unreadable_metadata_is_refused_not_read_as_unrecorded(bed: Path, apg: A
     done = apg("reset", "--approot", str(bed))
     assert done.rc != 0 and "APG_RECORD_INVALID" in done.err, done.err
     assert tag_commit(bed, baseline.tag) == head_commit(bed)  # nothing was changed
+
+
+def test_provision_puts_a_deleted_tag_back_instead_of_capturing_the_attempt(
+        bed: Path, apg: ApgRunner) -> None:
+    """An attempt deletes the tag and changes the site; provision (idempotent, as operators run
+    it) must not recapture that state as the baseline."""
+    baseline = _baseline(bed)
+    dump, metadata = baseline.dump.read_bytes(), baseline.metadata.read_bytes()
+    _delete_tag(bed, baseline.tag)
+    assert apg("site", "--approot", str(bed), "config:set", "system.site", "name", "agent").rc == 0
+    done = apg("provision", "--approot", str(bed))
+    assert done.rc == 0 and "APG_PROVISION_TAG_RESTORED" in done.err, done.err
+    assert "APG_PROVISION_NOOP" in done.err
+    assert baseline.dump.read_bytes() == dump and baseline.metadata.read_bytes() == metadata
+    assert tag_commit(bed, baseline.tag) == read_metadata(baseline).commit

@@ -1,8 +1,11 @@
 """Provision: apply the base recipe and the fixtures, then capture the baseline for the set key.
 
-The pair is the database dump and the git tag; both present means provision is a no-op.
-Capture order makes a crash safe: sidecars, then the dump, then the metadata, then the tag,
-so a baseline without its tag is never used and the next provision captures it again.
+The pair is the database dump and the git tag; both present means provision is a no-op. The
+metadata records the tag's commit, so a dump with metadata is complete: a deleted or moved tag is
+pointed back at that commit (``APG_PROVISION_TAG_RESTORED``), never recaptured from the bed as an
+attempt may have left it. Capture order makes a crash safe: the old metadata goes first, then the
+sidecars, the dump, the new metadata, the tag; a crash before the metadata leaves no complete
+baseline, and the next provision captures it again.
 """
 
 from __future__ import annotations
@@ -21,7 +24,7 @@ from ai_proving_ground.baselines.tree import (
     dirty_paths,
     head_commit,
     require_repository,
-    tag_commit,
+    settle_tag,
     untracked_paths,
 )
 from ai_proving_ground.errors import ApgError
@@ -68,7 +71,9 @@ def provision(approot: Path, names: Sequence[str], driver: SiteDriver,
     require_repository(approot)
     with bed_lock(baseline.lock, "provision", settings.lock_wait_seconds):
         _check_untracked(approot, settings)
-        if baseline.dump.is_file() and tag_commit(approot, baseline.tag):
+        # A recorded commit completes the baseline: a deleted tag is put back, never recaptured
+        # from the bed as an attempt may have left it.
+        if baseline.dump.is_file() and settle_tag(approot, baseline, "APG_PROVISION_TAG_RESTORED"):
             _check_stale(approot, baseline, fixture_set, driver, settings)
             say("APG_PROVISION_NOOP", f"baseline {fixture_set.key} exists "
                 f"({baseline.dump.name} + tag {baseline.tag}); nothing to do")
@@ -93,6 +98,8 @@ def capture(approot: Path, baseline: Baseline, fixture_set: FixtureSet,
             driver: SiteDriver) -> None:
     """Write every baseline file new-then-rename, the tag last."""
     baseline.directory.mkdir(parents=True, exist_ok=True)
+    # An earlier capture's metadata names its commit: beside a new dump it would be complete.
+    baseline.metadata.unlink(missing_ok=True)
     snapshot = public_files.snapshot_paths(baseline.directory, fixture_set.key)
     public_files.capture(driver.public_files_dir(), approot, snapshot)
     crashpoint("provision.files-captured")

@@ -188,6 +188,18 @@ def baseline_entries(approot: Path, baseline: Baseline,
     return list(tree.entries) if tree is not None and from_tree else commit_entries(approot, commit)
 
 
+def settle_tag(approot: Path, baseline: Baseline, token: str) -> bool:
+    """True when the baseline has its tag: the recorded commit's (a deleted or moved tag is
+    pointed back at it, saying ``token``), or for an older baseline that recorded none, any."""
+    commit = recorded_commit(baseline)
+    if commit is None:
+        return tag_commit(approot, baseline.tag) is not None
+    if restore_tag(approot, baseline.tag, commit):
+        say(token, f"tag {baseline.tag} no longer named the baseline commit {commit}; it does "
+            "again")
+    return True
+
+
 def repository_changes(approot: Path, baseline: Baseline) -> list[str]:
     """What differs between the bed's repository and the recorded baseline: the ``.git`` that
     cannot be used, the tag deleted or moved off the recorded commit. Empty when they match.
