@@ -45,15 +45,25 @@ def escrow_root(settings: Settings = DEFAULT_SETTINGS) -> Path:
     return Path(raw).expanduser().absolute()
 
 
+def ddev_project_name(approot: Path, strict: bool = False) -> str:
+    """``name:`` in .ddev/config.yaml, else ``""`` (no DDEV project, no name, or a file that
+    cannot be read; ``strict``: that refuses, APG_ESCROW_CONFIG_INVALID). The one reader of the
+    name: escrow's project folder and the run's ``APG_DDEV_PROJECT`` come from here."""
+    if not is_ddev_project(approot):
+        return ""
+    try:
+        data: Any = yamlio.load_yaml(BedLayout(approot).ddev_config, token="APG_ESCROW_CONFIG_INVALID")
+    except (ApgError, OSError, UnicodeDecodeError):
+        if strict:
+            raise
+        return ""
+    name = data.get("name") if isinstance(data, dict) else None
+    return name if isinstance(name, str) else ""
+
+
 def project_name(approot: Path) -> str:
     """The DDEV project name (``name:`` in .ddev/config.yaml), else the app root's folder name."""
-    name: Any = None
-    if is_ddev_project(approot):
-        data = yamlio.load_yaml(BedLayout(approot).ddev_config, token="APG_ESCROW_CONFIG_INVALID")
-        if isinstance(data, dict):
-            name = data.get("name")
-    if not isinstance(name, str) or not name:
-        name = approot.resolve().name
+    name = ddev_project_name(approot, strict=True) or approot.resolve().name
     return safe_name(name, "project name")
 
 

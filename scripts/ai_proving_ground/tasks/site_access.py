@@ -19,9 +19,8 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-import yaml
-
-from ai_proving_ground.layout import BedLayout, is_ddev_project
+from ai_proving_ground.escrow.locations import ddev_project_name
+from ai_proving_ground.layout import is_ddev_project
 from ai_proving_ground.sandbox.broker import ENV_VARIABLE as BROKER_VARIABLE
 from ai_proving_ground.sandbox.broker import SOCKET_NAME, SiteBroker
 from ai_proving_ground.sandbox.confine import Confinement
@@ -44,12 +43,7 @@ def site_command(approot: Path) -> list[str]:
 
 def ddev_project(approot: Path) -> str:
     """The ``name:`` in .ddev/config.yaml, else empty (the embedded site has no DDEV project)."""
-    try:
-        data = yaml.safe_load(BedLayout(approot).ddev_config.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, yaml.YAMLError):
-        return ""
-    name = data.get("name") if isinstance(data, dict) else None
-    return name if isinstance(name, str) else ""
+    return ddev_project_name(approot)
 
 
 DDEV_DIR = ".ddev"  # DDEV's global config directory under HOME
