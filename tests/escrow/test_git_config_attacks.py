@@ -340,3 +340,31 @@ def test_provision_puts_a_deleted_tag_back_instead_of_capturing_the_attempt(
     assert "APG_PROVISION_NOOP" in done.err
     assert baseline.dump.read_bytes() == dump and baseline.metadata.read_bytes() == metadata
     assert tag_commit(bed, baseline.tag) == read_metadata(baseline).commit
+
+
+def test_the_users_and_the_environments_git_config_are_never_read(
+        escrowed: Escrowed, tmp_path: Path, apg: ApgRunner, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A HOME and XDG config that name programs, and GIT_CONFIG_* in the environment: git as
+    the operator's shell runs it reads them all; the verifier and reset read none."""
+    evil, marker = _evil(tmp_path)
+    home = tmp_path / "home"
+    (home / ".config" / "git").mkdir(parents=True)
+    (home / ".gitconfig").write_text(f"[core]\n\tfsmonitor = {evil}\n")
+    (home / ".config" / "git" / "config").write_text(f"[core]\n\tfsmonitor = {evil}\n")
+    hostile = {"HOME": str(home), "XDG_CONFIG_HOME": str(home / ".config"),
+               "GIT_CONFIG_COUNT": "1", "GIT_CONFIG_KEY_0": "core.fsmonitor",
+               "GIT_CONFIG_VALUE_0": str(evil)}
+    (escrowed.bed / "config" / "sync" / "system.site.yml").touch()  # status must look at it
+    subprocess.run(["git", "-C", str(escrowed.bed), "status", "--porcelain"], capture_output=True,
+                   env={**clean_environ(), **hostile}, check=False, timeout=60)
+    assert marker.exists()  # git reads them
+    marker.unlink()
+    _delete_tag(escrowed.bed, escrowed.tag)
+    result = escrowed.verify("--restore", **hostile)
+    assert result.rc == 0 and f"APG_ESCROW_RESTORED tag {escrowed.tag}" in result.lines, result.err
+    for name, value in hostile.items():
+        monkeypatch.setenv(name, value)
+    _delete_tag(escrowed.bed, escrowed.tag)
+    done = apg("reset", "--approot", str(escrowed.bed))
+    assert done.rc == 0 and "APG_RESET_TAG_RESTORED" in done.err, done.err
+    assert not marker.exists()
