@@ -27,6 +27,8 @@ Every line it prints goes to stderr and starts with a token:
     APG_ESCROW_SELECTED <dir>                the set chosen from escrow metadata
     APG_ESCROW_UNREADABLE <what> <why>       the escrow itself is missing, changed or unreadable
     APG_ESCROW_WRONG_BED <bed> <recorded>    the set was escrowed for another bed
+    APG_ESCROW_DDEV_PLANTED <path>           a .ddev/config.yaml in a bed recorded as embedded
+                                             (ignored for the driver; reset removes it)
     APG_USAGE <message>                      bad arguments
     APG_ESCROW_OK <set-key>                  the last line of a successful check
 
@@ -862,6 +864,21 @@ def report_mismatches(files: List[Finding], tag: List[Finding]) -> None:
         say("APG_ESCROW_MISMATCH", f"{what} {change}")
 
 
+def planted_ddev_config(bed: str) -> Optional[str]:
+    """``.ddev/config.yaml`` when the bed's own record names the embedded driver, else None."""
+    config = os.path.join(bed, ".ddev", "config.yaml")
+    if not os.path.lexists(config):
+        return None
+    try:
+        fd = os.open(os.path.join(bed, ".ai-proving-ground", "bed.json"),
+                     os.O_RDONLY | os.O_NOFOLLOW)
+        with os.fdopen(fd, encoding="utf-8") as handle:
+            record = json.load(handle)
+    except (OSError, ValueError):
+        return None
+    return config if isinstance(record, dict) and record.get("driver") == "sqlite" else None
+
+
 def verify(bed: str, set_dir: str, restore: bool) -> int:
     try:
         escrow = load_escrow(set_dir)
@@ -880,6 +897,10 @@ def verify(bed: str, set_dir: str, restore: bool) -> int:
     tampered = compare_tree(escrow["judging"]["files"], live)
     for path, change in tampered:
         say("APG_TAMPERED", f"{_show(path)} {change}")
+    planted = planted_ddev_config(bed)
+    if planted:
+        say("APG_ESCROW_DDEV_PLANTED", f"{_show(planted)} is in a bed recorded as embedded "
+            "(.ai-proving-ground/bed.json): ignored for the driver choice; apg reset removes it")
     if restore and (mismatches or tag):
         if mismatches:
             restore_baseline(set_dir, escrow, mismatches)

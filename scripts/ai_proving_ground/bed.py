@@ -6,7 +6,7 @@ import shutil
 from collections.abc import Sequence
 from pathlib import Path
 
-from ai_proving_ground.baselines.store import baseline_dir, runs_dir
+from ai_proving_ground.baselines.store import baseline_dir, record_driver, runs_dir
 from ai_proving_ground.errors import ApgError
 from ai_proving_ground.fixtures import load_set
 from ai_proving_ground.fsutil import atomic_write_text
@@ -60,6 +60,7 @@ def _build(target: Path, fixture_dirs: list[Path]) -> EmbeddedSite:
     atomic_write_text(target / ".gitignore", BED_GITIGNORE)
     shutil.copytree(base_recipe_dir(), layout.recipes / BASE_RECIPE_NAME)
     site = EmbeddedSite.install(target)
+    record_driver(target, site.name)  # a .ddev/config.yaml planted later changes nothing
     site.apply_recipe(layout.recipes / BASE_RECIPE_NAME)
     for fixture_dir in fixture_dirs:
         site.apply_recipe(fixture_dir)

@@ -37,6 +37,8 @@ PROVISION_POINTS = (
     "atomic-write:baseline.{key}.json",
     "provision.metadata-written",
     "provision.tagged",
+    "atomic-write:bed.{key}.json",
+    "provision.bed-recorded",
 )
 
 # Listed in the order a reset reaches them.
@@ -73,14 +75,11 @@ def test_killed_provision_recovers(kit: Kit, raw_bed: Path, point: str) -> None:
     _killed(kit.process("provision", raw_bed, crash_at=name), name)
 
     rc, _out, err = kit.run("reset", raw_bed)
-    if point == "provision.tagged":
-        # The tag is the last step: the baseline is complete.
+    if point == "provision.bed-recorded":
+        # The bed's snapshot is the last step: the baseline is complete.
         assert rc == 0 and "APG_RESET_OK" in err, err
-    elif point == "provision.metadata-written":
-        # The metadata records the commit: reset points the missing tag at it.
-        assert rc == 0 and "APG_RESET_TAG_RESTORED" in err and "APG_RESET_OK" in err, err
     else:
-        # No tag, so no complete baseline: refused with the command that captures one.
+        # No bed snapshot, so no complete baseline: refused with the command that captures one.
         assert rc == 1 and "APG_RESET_NO_BASELINE" in err and "apg provision" in err, err
         rc, _out, err = kit.run("provision", raw_bed)
         assert rc == 0 and "APG_PROVISION_OK" in err, err

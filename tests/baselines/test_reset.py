@@ -53,9 +53,11 @@ def test_reset_restores_everything_an_agent_changed(kit: Kit, pbed: Path) -> Non
     assert "APG_RESET_OK" in err
     outcome = json.loads(out)
     assert outcome["failures"] == [] and outcome["warnings"] == []
+    # The top of each removed path: a folder the agent added goes whole, on one line.
     assert set(outcome["removed"]) == {
         "config/sync/agent.settings.yml", "config/sync/views.view.agent.yml",
-        "web/modules/custom/agent_mod/agent_mod.info.yml", "recipes/agent_recipe/recipe.yml"}
+        "web/modules/custom/agent_mod", "recipes/agent_recipe"}
+    assert "APG_RESET_REMOVED 4 path(s) not in the baseline: " in err
 
     kit.assert_healthy(pbed)
     assert kit.node_exists(pbed, DELETED) and kit.site_name(pbed) == "AI proving ground"
@@ -101,29 +103,34 @@ def test_reset_of_an_unprovisioned_bed_is_refused(kit: Kit, raw_bed: Path) -> No
     assert f"apg provision --approot {raw_bed} canvas_home kb_docs" in err
 
 
-def test_reset_without_tag_puts_it_back_on_the_recorded_commit(kit: Kit, pbed: Path) -> None:
+def test_a_deleted_tag_comes_back_from_the_snapshot(kit: Kit, pbed: Path) -> None:
+    """Reset reads no tag: the baseline directory's snapshot holds .git as provision left it."""
     baseline = kit.baseline(pbed)
-    tagged = kit.tracked_on_disk(pbed)
-    commit = read_metadata(baseline).commit
+    tagged = tag_commit(pbed, baseline.tag)
     git(pbed, ["tag", "-d", baseline.tag])
     kit.mutate(pbed)
     rc, _out, err = kit.run("reset", pbed)
-    assert rc == 0 and f"APG_RESET_TAG_RESTORED tag {baseline.tag}" in err, err
-    assert tag_commit(pbed, baseline.tag) == commit
-    assert kit.tracked_on_disk(pbed) == tagged
+    assert rc == 0 and "APG_RESET_OK" in err, err
+    assert tag_commit(pbed, baseline.tag) == tagged == read_metadata(baseline).commit
+    kit.assert_healthy(pbed)
 
 
-def test_reset_without_tag_or_recorded_commit_is_refused(kit: Kit, pbed: Path) -> None:
+def test_reset_without_bed_snapshot_is_refused(kit: Kit, pbed: Path) -> None:
     baseline = kit.baseline(pbed)
-    record = json.loads(baseline.metadata.read_text())
-    del record["commit"]  # a baseline captured before commits were recorded
-    baseline.metadata.write_text(json.dumps(record))
-    git(pbed, ["tag", "-d", baseline.tag])
+    baseline.bed_snapshot.unlink()
     kit.mutate(pbed)
     rc, _out, err = kit.run("reset", pbed)
-    assert rc == 1 and "APG_RESET_NO_BASELINE" in err and f"tag {baseline.tag}" in err
-    assert f"dump {baseline.dump}" not in err
+    assert rc == 1 and "APG_RESET_NO_BASELINE" in err
+    assert f"bed snapshot {baseline.bed_snapshot}" in err and f"dump {baseline.dump}" not in err
     _changed_nothing(kit, pbed)
+
+
+def test_provision_without_bed_snapshot_captures_again(kit: Kit, pbed: Path) -> None:
+    baseline = kit.baseline(pbed)
+    baseline.bed_snapshot.unlink()
+    rc, _out, err = kit.run("provision", pbed)
+    assert rc == 0 and "APG_PROVISION_OK" in err, err
+    assert baseline.bed_snapshot.is_file()
 
 
 def test_reset_without_dump_is_refused(kit: Kit, pbed: Path) -> None:
@@ -225,13 +232,19 @@ def test_custom_module_code_is_restored_so_nothing_is_pending(kit: Kit, pbed: Pa
     assert "schema_version" not in (kit.custom_dir(pbed) / "apg_custom.info.yml").read_text()
 
 
-def test_private_files_are_reported_not_restored(kit: Kit, pbed: Path) -> None:
-    (pbed / "private").mkdir()
-    (pbed / "private" / "secret.txt").write_text("agent\n")
-    rc, _out, err = kit.run("reset", pbed)
+def test_private_files_are_restored_with_the_bed(kit: Kit, raw_bed: Path) -> None:
+    (raw_bed / "private").mkdir()
+    (raw_bed / "private" / "kept.txt").write_text("at baseline\n")
+    rc, _out, err = kit.run("provision", raw_bed)
     assert rc == 0, err
-    assert f"APG_RESET_PRIVATE_FILES_NOT_RESTORED {pbed / 'private'}" in err
-    assert (pbed / "private" / "secret.txt").read_text() == "agent\n"
+    (raw_bed / "private" / "kept.txt").write_text("changed by the agent\n")
+    (raw_bed / "private" / "note.txt").write_text("for the next attempt\n")
+    rc, out, err = kit.run("reset", raw_bed, "--json")
+    assert rc == 0, err
+    assert "APG_RESET_PRIVATE_FILES_NOT_RESTORED" not in err  # inside the bed: restored
+    assert sorted(p.name for p in (raw_bed / "private").iterdir()) == ["kept.txt"]
+    assert (raw_bed / "private" / "kept.txt").read_text() == "at baseline\n"
+    assert json.loads(out)["removed"] == ["private/note.txt"]
 
 
 def test_unrecorded_files_snapshot_warns_and_skips_files(kit: Kit, pbed: Path) -> None:
@@ -305,39 +318,30 @@ def test_doctor_reports_a_changed_listing_instead_of_crashing(kit: Kit, pbed: Pa
 # ---------------------------------------------------------------------------- untracked paths
 
 
-def test_reset_untracked_path_is_refused_unless_allowed(kit: Kit, raw_bed: Path,
-                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+def test_an_untracked_path_is_restored_whole(kit: Kit, raw_bed: Path,
+                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    """A real Drupal project tracks nothing under some paths: reset needs no tracked file."""
     with (raw_bed / ".gitignore").open("a") as handle:
         handle.write("/recipes\n")
     git(raw_bed, ["rm", "-r", "--cached", "--quiet", "recipes"])
     git(raw_bed, ["add", "-A"])
     git(raw_bed, ["commit", "--quiet", "-m", "stop tracking recipes"])
-    monkeypatch.setenv("AI_PG_ALLOW_UNTRACKED", "1")
+    monkeypatch.setenv("AI_PG_ALLOW_UNTRACKED", "1")  # provision still asks: the tag lacks them
     rc, _out, err = kit.run("provision", raw_bed)
     assert rc == 0, err
     monkeypatch.delenv("AI_PG_ALLOW_UNTRACKED")
+    recipes = {p.relative_to(raw_bed).as_posix(): p.read_bytes()
+               for p in (raw_bed / "recipes").rglob("*") if p.is_file()}
 
     kit.mutate(raw_bed)
-    rc, _out, err = kit.run("reset", raw_bed)
-    assert rc == 1
-    line = next(x for x in err.splitlines() if x.startswith("APG_RESET_UNTRACKED"))
-    assert "recipes (ignore rule: .gitignore:" in line and ":/recipes)" in line
-    _changed_nothing(kit, raw_bed)
-
-    # Allowed: the database and config/sync are restored, recipes/ is not, and the grader
-    # check still sees the recipe the agent added there.
-    monkeypatch.setenv("AI_PG_ALLOW_UNTRACKED", "1")
-    rc, _out, err = kit.run("reset", raw_bed)
-    assert rc == 1
-    assert "APG_RESET_UNTRACKED allowed" in err
-    assert "APG_RESET_GRADER_DRIFT" in err and "bed/recipes/agent_recipe/recipe.yml added" in err
+    (raw_bed / "recipes" / "apg_base" / "recipe.yml").write_text("name: agent\n")
+    rc, out, err = kit.run("reset", raw_bed, "--json")
+    assert rc == 0 and "APG_RESET_OK" in err and "APG_RESET_UNTRACKED" not in err, err
+    assert "recipes/agent_recipe" in json.loads(out)["removed"]
+    assert {p.relative_to(raw_bed).as_posix(): p.read_bytes()
+            for p in (raw_bed / "recipes").rglob("*") if p.is_file()} == recipes
     assert kit.node_exists(raw_bed, DELETED)
     assert not (raw_bed / ADDED_TRACKED).exists()
-    assert (raw_bed / "recipes" / "agent_recipe" / "recipe.yml").is_file()
-
-    (raw_bed / "recipes" / "agent_recipe" / "recipe.yml").unlink()
-    rc, _out, err = kit.run("reset", raw_bed)
-    assert rc == 0 and "APG_RESET_OK" in err, err
 
 
 # ---------------------------------------------------------------------------- the tree restore
@@ -361,17 +365,18 @@ def test_symlinked_tracked_path_is_replaced_never_followed(kit: Kit, pbed: Path,
     kit.assert_healthy(pbed)
 
 
-def test_symlink_above_a_tracked_path_is_refused(kit: Kit, pbed: Path, tmp_path: Path) -> None:
+def test_symlink_above_a_tracked_path_is_replaced_never_followed(kit: Kit, pbed: Path,
+                                                                 tmp_path: Path) -> None:
     outside = tmp_path / "outside"
     os.rename(pbed / "config", outside)
     os.symlink(outside, pbed / "config")
     kit.mutate(pbed)
-    before = sorted(p.name for p in (outside / "sync").iterdir())
-    rc, _out, err = kit.run("reset", pbed)
-    assert rc == 1 and "APG_RESET_TREE_UNSAFE" in err and str(pbed / "config") in err
-    assert sorted(p.name for p in (outside / "sync").iterdir()) == before
-    assert not kit.node_exists(pbed, DELETED)
-    assert not kit.baseline(pbed).reset_marker.exists()
+    before = {p.name: p.read_bytes() for p in (outside / "sync").iterdir()}
+    rc, out, err = kit.run("reset", pbed, "--json")
+    assert rc == 0, err
+    assert {p.name: p.read_bytes() for p in (outside / "sync").iterdir()} == before
+    assert not (pbed / "config").is_symlink() and "config" in json.loads(out)["restored"]
+    kit.assert_healthy(pbed)
 
 
 def test_replaced_types_and_planted_temporaries(kit: Kit, pbed: Path, tmp_path: Path) -> None:

@@ -116,18 +116,20 @@ def test_setup_and_reset_failures_are_infra_errors_and_the_campaign_goes_on(
                  "broken": {"setup": [["config:get", "no.such.config"]]}},
         "agents": ["nop", "breaker"], "repeats": 1, "jobs": 1, "bed": str(template)}
     spec = tmp_path / "spec.yml"
-    # The breaker goes first; the attempt after it meets the broken bed; then a clean attempt.
+    # The breaker goes first; the reset after it repairs the bed (it makes the whole bed equal
+    # to the baseline, so nothing an agent leaves can make it fail); then a clean attempt.
     ordered_seed(body, spec, {0: ("ok", "breaker"), 2: ("ok", "nop")})
     out = tmp_path / "out"
     result = run_campaign(apg, spec, out)
     first, second, third, fourth = attempts(out)
 
-    assert first["outcome"] == "pass"  # the arm provided the view; the damage comes to light later
+    assert first["outcome"] == "pass"  # the arm provided the view
     assert second["outcome"] == "infra_error"
-    assert second["reason"].startswith("reset failed: APG_RESET_TREE_UNSAFE")
+    assert second["reason"].startswith(
+        "arm broken setup step 1 (config:get) failed: APG_CONFIG_MISSING")
     assert (second["score"], second["run_id"], second["adapter_exit_code"]) == (None, None, None)
-    assert (tmp_path / "out-beds" / "job-0.reset-failed-0001").is_dir()  # set aside as evidence
-    assert (third["arm"], third["outcome"], third["score"]) == ("ok", "pass", 1.0)  # a fresh bed
+    assert not list((tmp_path / "out-beds").glob("job-0.reset-failed-*"))  # repaired, not set aside
+    assert (third["arm"], third["outcome"], third["score"]) == ("ok", "pass", 1.0)
     assert fourth["outcome"] == "infra_error"
     assert fourth["reason"].startswith(
         "arm broken setup step 1 (config:get) failed: APG_CONFIG_MISSING")

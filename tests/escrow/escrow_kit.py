@@ -49,7 +49,8 @@ class Escrowed:
 
     @property
     def tag(self) -> str:
-        return self.baseline.tag
+        # The tag's name needs no baseline directory (an attack may have made that a link).
+        return Baseline(self.bed, self.key, Settings.from_environ().baseline_ref).tag
 
     def verify(self, *args: str, python: str = sys.executable, copy: Path | None = None,
                selection: list[str] | None = None, **env: str) -> Result:

@@ -145,7 +145,7 @@ def baseline_dir_redirected(e: Escrowed) -> None:
 
 
 def _name(e: Escrowed, stem: str) -> str:
-    return {"dump": e.baseline.dump.name, "sidecar": f"files.{e.key}.tar.gz.json"}[stem]
+    return {"dump": f"db.{e.key}.dump", "sidecar": f"files.{e.key}.tar.gz.json"}[stem]
 
 
 JUDGING: dict[str, tuple[Attack, list[str]]] = {

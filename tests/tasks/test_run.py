@@ -229,7 +229,8 @@ def test_run_dir_follows_ai_pg_baseline_dir(plain: Path, dataset: Path, tmp_path
     assert rc == 0
     [run_dir] = (tmp_path / "elsewhere" / "runs").iterdir()
     assert (run_dir / "run.json").is_file()
-    assert not (plain / ".ai-proving-ground").exists()
+    # Only the bed's own record (its driver) stays in the bed.
+    assert [p.name for p in (plain / ".ai-proving-ground").iterdir()] == ["bed.json"]
 
 
 def test_run_dir_survives_reset(task_bed: Path, apg: Run) -> None:
@@ -333,6 +334,8 @@ def test_request_reaches_the_adapter_by_environment_and_files(
         plain: Path, dataset: Path, apg: Run, tmp_path: Path,
         monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("HOME", str(tmp_path))  # a DDEV bed's records go under HOME
+    # A DDEV project: no embedded bed's record (which would ignore a planted .ddev/config.yaml).
+    (plain / ".ai-proving-ground" / "bed.json").unlink()
     (plain / ".ddev").mkdir()
     (plain / ".ddev" / "config.yaml").write_text("name: my-bed\ntype: drupal11\n")
     add_adapter(plain, "dump", DUMP_ADAPTER)

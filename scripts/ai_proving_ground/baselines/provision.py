@@ -1,11 +1,12 @@
 """Provision: apply the base recipe and the fixtures, then capture the baseline for the set key.
 
-The pair is the database dump and the git tag; both present means provision is a no-op. The
-metadata records the tag's commit, so a dump with metadata is complete: a deleted or moved tag is
-pointed back at that commit (``APG_PROVISION_TAG_RESTORED``), never recaptured from the bed as an
-attempt may have left it. Capture order makes a crash safe: the old metadata goes first, then the
-sidecars, the dump, the new metadata, the tag; a crash before the metadata leaves no complete
-baseline, and the next provision captures it again.
+The pair is the database dump and the git tag; the metadata records the tag's commit and the
+bed's snapshot (``bed.<key>.json``) records the whole bed, so a dump with both is complete: a
+deleted or moved tag is pointed back at that commit (``APG_PROVISION_TAG_RESTORED``), never
+recaptured from the bed as an attempt may have left it. Capture order makes a crash safe: the old
+metadata and snapshot go first, then the sidecars, the dump, the new metadata, the tag, the
+snapshot (it holds .git, tag included); a crash before the snapshot leaves no complete baseline,
+and the next provision captures it again.
 """
 
 from __future__ import annotations
@@ -16,9 +17,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from ai_proving_ground.baselines import grader_tree, public_files, versions
+from ai_proving_ground.baselines import grader_tree, public_files, snapshot, versions
 from ai_proving_ground.baselines.locking import bed_lock
-from ai_proving_ground.baselines.store import Baseline, BaselineRecord
+from ai_proving_ground.baselines.store import Baseline, BaselineRecord, record_driver
 from ai_proving_ground.baselines.tree import (
     create_tag,
     dirty_paths,
@@ -71,9 +72,11 @@ def provision(approot: Path, names: Sequence[str], driver: SiteDriver,
     require_repository(approot)
     with bed_lock(baseline.lock, "provision", settings.lock_wait_seconds):
         _check_untracked(approot, settings)
-        # A recorded commit completes the baseline: a deleted tag is put back, never recaptured
-        # from the bed as an attempt may have left it.
-        if baseline.dump.is_file() and settle_tag(approot, baseline, "APG_PROVISION_TAG_RESTORED"):
+        record_driver(approot, driver.name)
+        # A recorded commit and snapshot complete the baseline: a deleted tag is put back, never
+        # recaptured from the bed as an attempt may have left it.
+        if baseline.dump.is_file() and snapshot.recorded(baseline) and \
+                settle_tag(approot, baseline, "APG_PROVISION_TAG_RESTORED"):
             _check_stale(approot, baseline, fixture_set, driver, settings)
             say("APG_PROVISION_NOOP", f"baseline {fixture_set.key} exists "
                 f"({baseline.dump.name} + tag {baseline.tag}); nothing to do")
@@ -96,12 +99,14 @@ def provision(approot: Path, names: Sequence[str], driver: SiteDriver,
 
 def capture(approot: Path, baseline: Baseline, fixture_set: FixtureSet,
             driver: SiteDriver) -> None:
-    """Write every baseline file new-then-rename, the tag last."""
+    """Write every baseline file new-then-rename, the tag and then the bed's snapshot last."""
     baseline.directory.mkdir(parents=True, exist_ok=True)
-    # An earlier capture's metadata names its commit: beside a new dump it would be complete.
+    # An earlier capture's metadata names its commit, its snapshot the bed: beside a new dump
+    # either would look complete.
     baseline.metadata.unlink(missing_ok=True)
-    snapshot = public_files.snapshot_paths(baseline.directory, fixture_set.key)
-    public_files.capture(driver.public_files_dir(), approot, snapshot)
+    baseline.bed_snapshot.unlink(missing_ok=True)
+    public_files.capture(driver.public_files_dir(), approot,
+                         public_files.snapshot_paths(baseline.directory, fixture_set.key))
     crashpoint("provision.files-captured")
     files = grader_tree.fingerprint(approot, fixture_set)
     atomic_write_text(baseline.grader_files, grader_tree.render_listing(files))
@@ -121,6 +126,8 @@ def capture(approot: Path, baseline: Baseline, fixture_set: FixtureSet,
     crashpoint("provision.metadata-written")
     create_tag(approot, baseline.tag, commit)
     crashpoint("provision.tagged")
+    snapshot.capture(approot, baseline, driver)
+    crashpoint("provision.bed-recorded")
 
 
 def _check_untracked(approot: Path, settings: Settings) -> None:

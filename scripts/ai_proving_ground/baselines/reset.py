@@ -1,8 +1,10 @@
 """Reset: restore a set's baseline, then prove the restored bed is fit to grade.
 
-Order: tracked paths from the tag, the database, the public files, a cache rebuild; then the
-checks. Nothing reset reads is written by reset, so a killed reset is repaired by the next one;
-until then a marker file makes the doctor fail instead of passing a half-restored bed.
+Order: the whole bed outside the keep-list from the snapshot the baseline directory recorded
+(:mod:`baselines.sweep`; no git, so the tag the bed names now changes nothing), the database,
+the public files, a cache rebuild; then the checks. Nothing reset reads is written by reset, so
+a killed reset is repaired by the next one; until then a marker file makes the doctor fail
+instead of passing a half-restored bed.
 """
 
 from __future__ import annotations
@@ -11,23 +13,21 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ai_proving_ground.baselines import grader_tree, public_files, public_files_restore, versions
-from ai_proving_ground.baselines.locking import bed_lock
-from ai_proving_ground.baselines.store import Baseline
-from ai_proving_ground.baselines.tree import (
-    BaselineTree,
-    TreeEntry,
-    baseline_entries,
-    check_scope,
-    require_repository,
-    restore_from_tag,
-    tag_commit,
-    untracked_paths,
+from ai_proving_ground.baselines import (
+    grader_tree,
+    public_files,
+    public_files_restore,
+    snapshot,
+    sweep,
+    versions,
 )
+from ai_proving_ground.baselines.locking import bed_lock
+from ai_proving_ground.baselines.store import Baseline, repair_runs_dir
+from ai_proving_ground.baselines.tree import BaselineTree
 from ai_proving_ground.errors import ApgError
 from ai_proving_ground.faults import crashpoint
 from ai_proving_ground.fixtures import FixtureSet, load_set
-from ai_proving_ground.fsutil import atomic_write_text
+from ai_proving_ground.fsutil import atomic_write_text, is_within
 from ai_proving_ground.report import say
 from ai_proving_ground.settings import DEFAULT_SETTINGS, Settings
 from ai_proving_ground.sites.base import SiteDriver, StateQuery
@@ -38,38 +38,44 @@ class ResetOutcome:
     """What reset did and what its checks found; ``failures`` non-empty means do not grade."""
 
     set_key: str
-    removed: list[str] = field(default_factory=list)
+    removed: list[str] = field(default_factory=list)  # not in the baseline: the top of each
+    restored: list[str] = field(default_factory=list)  # differed from the baseline, rewritten
     warnings: list[str] = field(default_factory=list)
     failures: list[str] = field(default_factory=list)
 
 
 def reset(approot: Path, names: Sequence[str], driver: SiteDriver,
-          settings: Settings = DEFAULT_SETTINGS, tree: BaselineTree | None = None) -> ResetOutcome:
-    """Restore ``names``' baseline. ``tree``: the baseline tag's files as the caller read them
-    (a campaign, once per bed); git is then not asked again, so reset runs no child process."""
+          settings: Settings = DEFAULT_SETTINGS, tree: BaselineTree | None = None,
+          bed: snapshot.BedSnapshot | None = None) -> ResetOutcome:
+    """Restore ``names``' baseline. ``bed``: the set's snapshot as the caller read it once
+    (:func:`read_snapshot`; a campaign, for every attempt of a bed). Reset runs no child process
+    of its own. ``tree``, accepted from callers that read the tag's files before, is checked to
+    be this set's and otherwise unused: the snapshot holds the tracked paths too."""
     fixture_set = load_set(names, approot, settings=settings)
     baseline = Baseline.of(approot, fixture_set.key, settings)
     if tree is not None and tree.tag != baseline.tag:
         raise ApgError("APG_RESET_NO_BASELINE", f"the tree given is {tree.tag}'s, not "
                        f"{baseline.tag}'s (set {fixture_set.key})")
-    if tree is None:
-        require_repository(approot)
     with bed_lock(baseline.lock, "reset", settings.lock_wait_seconds):
-        # The recorded commit's files, the tag pointed at it again: never what the tag names now.
-        found = baseline_entries(approot, baseline, tree)
-        _require_baseline(approot, baseline, fixture_set, tag_known=found is not None)
-        entries = found or []
-        skip = _untracked_skips(approot, baseline, entries, settings.allow_untracked)
-        check_scope(approot)
-        snapshot = public_files.snapshot_paths(baseline.directory, fixture_set.key)
-        recorded_files = _verify_files(snapshot)
+        _require_baseline(approot, baseline, fixture_set)
+        target = bed if bed is not None else snapshot.load(baseline)
+        if target.set_key != fixture_set.key:
+            raise ApgError("APG_RESET_NO_BASELINE", f"the snapshot given is set "
+                           f"{target.set_key}'s, not {fixture_set.key}'s")
+        files_snapshot = public_files.snapshot_paths(baseline.directory, fixture_set.key)
+        recorded_files = _verify_files(files_snapshot)
         outcome = ResetOutcome(fixture_set.key)
+        repaired = repair_runs_dir(approot, settings)
+        if repaired is not None:
+            _warn(outcome, "APG_RESET_REPAIRED", f"{repaired} was a link or a file; it is a "
+                  "folder again (what it pointed to was left alone)")
         atomic_write_text(baseline.reset_marker, f"reset of {fixture_set.key} under way\n")
         crashpoint("reset.marked")
-        staged = _stage_files(driver, approot, snapshot, baseline) if recorded_files else None
+        staged = _stage_files(driver, approot, files_snapshot, baseline) if recorded_files \
+            else None
         try:
-            outcome.removed = restore_from_tag(approot, baseline.tag, skip, entries,
-                                               tree.blobs if tree is not None else None)
+            swept = sweep.sweep(approot, target, snapshot.keep_for(approot, driver, baseline))
+            outcome.removed, outcome.restored = swept.removed, swept.restored
             crashpoint("reset.tree-restored")
             driver.restore_database(baseline.dump)
             crashpoint("reset.database-restored")
@@ -83,8 +89,9 @@ def reset(approot: Path, names: Sequence[str], driver: SiteDriver,
             _warn(outcome, "APG_RESET_FILES_UNRECORDED", "this baseline has no public-files "
                   "snapshot; files were not restored. Recapture the baseline to enable it")
         crashpoint("reset.files-restored")
+        _report_removed(outcome)
         private = driver.private_files_dir()
-        if private is not None:
+        if private is not None and not is_within(private, approot):
             _warn(outcome, "APG_RESET_PRIVATE_FILES_NOT_RESTORED", str(private))
         driver.host_files_changed()  # the tree and public files were restored on the host
         driver.rebuild_caches()
@@ -95,6 +102,22 @@ def reset(approot: Path, names: Sequence[str], driver: SiteDriver,
         if not outcome.failures:
             say("APG_RESET_OK", f"baseline {fixture_set.key} restored")
         return outcome
+
+
+def read_snapshot(approot: Path, names: Sequence[str],
+                  settings: Settings = DEFAULT_SETTINGS) -> snapshot.BedSnapshot:
+    """The set's whole-bed snapshot, read once, for :func:`reset`'s ``bed`` (a campaign reads
+    it when it escrows a job's bed, so each attempt's reset reads no listing)."""
+    return snapshot.load(require_baseline(approot, names, settings))
+
+
+def _report_removed(outcome: ResetOutcome) -> None:
+    if not outcome.removed:
+        return
+    shown = outcome.removed[:20]
+    more = f" and {len(outcome.removed) - len(shown)} more" if len(outcome.removed) > 20 else ""
+    say("APG_RESET_REMOVED", f"{len(outcome.removed)} path(s) not in the baseline: "
+        f"{', '.join(shown)}{more}")
 
 
 def _warn(outcome: ResetOutcome, token: str, message: str) -> None:
@@ -117,32 +140,17 @@ def require_baseline(approot: Path, names: Sequence[str],
     return baseline
 
 
-def _require_baseline(approot: Path, baseline: Baseline, fixture_set: FixtureSet,
-                      tag_known: bool = False) -> None:
+def _require_baseline(approot: Path, baseline: Baseline, fixture_set: FixtureSet) -> None:
     missing = []
     if not baseline.dump.is_file():
         missing.append(f"dump {baseline.dump}")
-    if not tag_known and tag_commit(approot, baseline.tag) is None:
-        missing.append(f"tag {baseline.tag}")
+    if not snapshot.recorded(baseline):
+        missing.append(f"bed snapshot {baseline.bed_snapshot}")
     if missing:
         raise ApgError("APG_RESET_NO_BASELINE", f"no complete baseline for set "
                        f"{fixture_set.key} ({fixture_set.canonical}): missing "
                        f"{' and '.join(missing)}. Capture it with: apg provision --approot "
                        f"{approot} {' '.join(fixture_set.names)}")
-
-
-def _untracked_skips(approot: Path, baseline: Baseline, entries: list[TreeEntry],
-                     allowed: bool) -> frozenset[str]:
-    problems = untracked_paths(approot, entries)
-    if not problems:
-        return frozenset()
-    if allowed:
-        say("APG_RESET_UNTRACKED", f"allowed by AI_PG_ALLOW_UNTRACKED=1; not restoring: "
-            f"{'; '.join(problems)}")
-        return frozenset(p.split(" ", 1)[0] for p in problems)
-    raise ApgError("APG_RESET_UNTRACKED", f"populated paths with no files in {baseline.tag}: "
-                   f"{'; '.join(problems)}. Track them and recapture the baseline, or set "
-                   "AI_PG_ALLOW_UNTRACKED=1 to restore the database only for them")
 
 
 def _stage_files(driver: SiteDriver, approot: Path, snapshot: public_files.FilesSnapshot,

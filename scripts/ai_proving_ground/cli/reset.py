@@ -1,10 +1,12 @@
 """``apg reset [fixture...]``: restore the set's baseline, then check the bed is fit to grade.
 
-Restores the tracked paths from the baseline tag, the database, the public files, then
-rebuilds caches. ``--json`` prints what was removed, warnings and failures on stdout.
-Exit codes: 0 restored and fit to grade (warnings such as APG_RESET_CODE_DRIFT may appear);
-1 refused or not fit to grade (APG_RESET_NO_BASELINE, APG_RESET_UNTRACKED,
-APG_RESET_FILES_CHANGED, APG_RESET_FILES_UNSAFE, APG_RESET_TREE_UNSAFE, APG_RESET_GRADER_DRIFT,
+Makes the whole bed equal to the snapshot provision recorded (outside the keep-list), restores
+the database and the public files, then rebuilds caches. ``--json`` prints what was removed and
+restored, warnings and failures on stdout.
+Exit codes: 0 restored and fit to grade (APG_RESET_REMOVED and APG_RESET_REPAIRED say what it
+removed or repaired; warnings such as APG_RESET_CODE_DRIFT may appear); 1 refused or not fit to
+grade (APG_RESET_NO_BASELINE, APG_RESET_SNAPSHOT_CHANGED, APG_BED_PATH_UNSAFE,
+APG_RESET_FILES_CHANGED, APG_RESET_FILES_UNSAFE, APG_RESET_GRADER_DRIFT,
 APG_RESET_PENDING_UPDATES, APG_LOCK_BUSY); 2 usage, or no site at the app root (APG_SITE_NOT_INSTALLED).
 """
 

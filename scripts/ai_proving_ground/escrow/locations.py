@@ -11,9 +11,7 @@ configured one inside the project or a bind source is refused (``APG_BASELINE_DI
 
 from __future__ import annotations
 
-import hashlib
 import os
-import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -23,7 +21,7 @@ from ai_proving_ground.errors import ApgError
 from ai_proving_ground.escrow import UNSAFE
 from ai_proving_ground.escrow.mounts import bind_sources
 from ai_proving_ground.fsutil import is_within, safe_name
-from ai_proving_ground.layout import BedLayout, is_ddev_project
+from ai_proving_ground.layout import BedLayout, ddev_records_dir, is_ddev_project
 from ai_proving_ground.settings import DEFAULT_SETTINGS, Settings
 
 DEFAULT_ROOT = "~/.ai-proving-ground-escrow"
@@ -34,8 +32,6 @@ CONTAINER_APPROOT = "/var/www/html"
 
 
 DEFAULT_BASELINE = ".ai-proving-ground"
-# A DDEV bed's default baseline directory is a folder of this one in the operator's HOME.
-DDEV_BASELINES_ROOT = "~/.ai-proving-ground-beds"
 UNSAFE_BASELINE = "APG_BASELINE_DIR_UNSAFE"
 
 
@@ -103,12 +99,9 @@ def baseline_location(approot: Path, settings: Settings = DEFAULT_SETTINGS) -> B
 
 
 def ddev_default_dir(approot: Path) -> Path:
-    """``~/.ai-proving-ground-beds/<folder>-<12 hex of sha256(real path)>``."""
-    real = os.path.realpath(approot)
-    digest = hashlib.sha256(os.fsencode(real)).hexdigest()[:12]
-    # The folder name only helps a person find the directory; the digest is what tells beds apart.
-    folder = re.sub(r"[^A-Za-z0-9_.-]", "_", os.path.basename(real)).lstrip(".") or "bed"
-    return Path(DDEV_BASELINES_ROOT).expanduser().absolute() / f"{folder}-{digest}"
+    """``~/.ai-proving-ground-beds/<folder>-<12 hex of sha256(real path)>``
+    (``layout.ddev_records_dir``, where a DDEV bed's driver record lives too)."""
+    return ddev_records_dir(approot)
 
 
 def _is_ddev_bed(approot: Path, settings: Settings) -> bool:

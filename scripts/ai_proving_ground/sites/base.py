@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any, ClassVar, TypeVar
 
 from ai_proving_ground.errors import ApgError
-from ai_proving_ground.layout import is_ddev_project
+from ai_proving_ground.layout import BED_RECORD, ddev_records_dir, is_ddev_project, read_driver
 from ai_proving_ground.settings import DEFAULT_SETTINGS, Settings
 
 # ---------------------------------------------------------------------------- answers
@@ -367,10 +367,20 @@ def get_driver(name: str, approot: Path) -> SiteDriver:
 
 
 def driver_name_for(approot: Path, settings: Settings = DEFAULT_SETTINGS) -> str:
-    """AI_PG_SITE_DRIVER wins; a DDEV project uses ddev; anything else is the embedded site."""
+    """AI_PG_SITE_DRIVER wins; then the driver recorded when the bed was made or provisioned (a
+    DDEV bed's record, outside the project where no attempt can write it, is read first; an
+    embedded bed's is in the bed, so a ``.ddev/config.yaml`` planted there changes nothing);
+    a bed with no record is a DDEV project when it has a ``.ddev/config.yaml``, else embedded."""
     if settings.site_driver:
         return settings.site_driver
+    if read_driver(ddev_record(approot)) == "ddev":
+        return "ddev"
     return "ddev" if is_ddev_project(approot) else "sqlite"
+
+
+def ddev_record(approot: Path) -> Path:
+    """Where a DDEV bed's ``bed.json`` lives: its default records folder, outside the project."""
+    return ddev_records_dir(approot) / BED_RECORD
 
 
 def driver_for(approot: Path, settings: Settings = DEFAULT_SETTINGS) -> SiteDriver:

@@ -9,6 +9,7 @@ from typing import Any
 
 from ai_proving_ground.errors import ApgError
 from ai_proving_ground.layout import BedLayout
+from ai_proving_ground.report import say
 from ai_proving_ground.sites.base import (
     ContentSelector,
     EntityRecord,
@@ -211,7 +212,9 @@ class EmbeddedSite(SiteDriver):
     def restore_database(self, src: Path) -> None:
         from ai_proving_ground.sites.embedded import database  # lazy for start-up time, as above
 
-        database.restore_database(self.layout.database, src)
+        for path in database.restore_database(self.layout.database, src):
+            say("APG_RESET_REPAIRED", f"{path} removed: db/ holds the database alone, in a real "
+                "folder")
 
     def rebuild_caches(self) -> None:
         with self.session() as store:

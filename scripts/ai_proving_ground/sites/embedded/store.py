@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import contextlib
 import json
+import os
 import sqlite3
+import stat
 import time
 from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
@@ -90,11 +92,29 @@ def open_session(db_path: Path, busy_timeout_s: float = BUSY_TIMEOUT_S) -> Itera
             store.close()
 
 
+def _refuse_untrusted(db_path: Path) -> None:
+    """The database and its folder are trusted paths: each must be what it claims (lstat), a
+    real folder and a real file. An attempt that links ``db/`` to another bed's would otherwise
+    be graded, and reset, on that bed."""
+    for path, wanted, what in ((db_path.parent, stat.S_ISDIR, "a folder"),
+                               (db_path, stat.S_ISREG, "a file")):
+        try:
+            mode = os.lstat(path).st_mode
+        except FileNotFoundError:
+            return  # absent: the not-installed refusal below says so
+        if not wanted(mode):
+            raise ApgError("APG_BED_PATH_UNSAFE", f"{path} is a symlink or not {what}, so the site "
+                           "database cannot be trusted; an attempt may have replaced it. Run "
+                           f"`apg reset --approot {db_path.parent.parent}` to repair the bed (it "
+                           "never writes through a link)")
+
+
 class Store:
     """A thin, typed layer over the SQLite file. Callers group writes with :meth:`transaction`."""
 
     def __init__(self, db_path: Path, busy_timeout_s: float = BUSY_TIMEOUT_S) -> None:
         self.db_path = db_path
+        _refuse_untrusted(db_path)
         if not db_path.is_file():
             raise ApgError(
                 "APG_SITE_NOT_INSTALLED",
