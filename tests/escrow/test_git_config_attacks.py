@@ -248,8 +248,9 @@ def test_a_deleted_tag_is_a_repository_change(bed: Path) -> None:
 @pytest.mark.parametrize("swap", ["symlink", "gitfile"])
 def test_a_repository_git_cannot_be_isolated_in_is_refused(bed: Path, tmp_path: Path, swap: str,
                                                            apg: ApgRunner) -> None:
-    """.git replaced by a link to another repository (a symlink, or a gitfile): reset refuses
-    with a token instead of reading the other repository's tag and objects."""
+    """.git replaced by a link to another repository (a symlink, or a gitfile): git refuses it
+    (APG_GIT_UNSAFE) instead of reading the other repository's tag and objects; reset, which
+    runs no git, replaces it with the snapshot's .git and leaves the other repository alone."""
     baseline = _baseline(bed)
     moved = tmp_path / "real-git"
     (bed / ".git").rename(moved)
@@ -257,9 +258,13 @@ def test_a_repository_git_cannot_be_isolated_in_is_refused(bed: Path, tmp_path: 
         (bed / ".git").symlink_to(moved)
     else:
         (bed / ".git").write_text(f"gitdir: {moved}\n")
-    done = apg("reset", "--approot", str(bed))
-    assert done.rc != 0 and "APG_GIT_UNSAFE" in done.err
     assert repository_changes(bed, baseline)[0].startswith(f"{bed}: .git is ")
+    before = sorted(p.relative_to(moved).as_posix() for p in moved.rglob("*"))
+    done = apg("reset", "--approot", str(bed))
+    assert done.rc == 0 and f"APG_RESET_TAG_RESTORED tag {baseline.tag}" in done.err, done.err
+    assert (bed / ".git").is_dir() and not (bed / ".git").is_symlink()
+    assert repository_changes(bed, baseline) == []
+    assert sorted(p.relative_to(moved).as_posix() for p in moved.rglob("*")) == before
 
 
 def test_config_hooks_and_alternates_are_judging_state(escrowed: Escrowed, tmp_path: Path) -> None:

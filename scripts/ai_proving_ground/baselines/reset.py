@@ -22,12 +22,13 @@ from ai_proving_ground.baselines import (
     versions,
 )
 from ai_proving_ground.baselines.locking import bed_lock
-from ai_proving_ground.baselines.store import Baseline, repair_runs_dir
-from ai_proving_ground.baselines.tree import BaselineTree
+from ai_proving_ground.baselines.store import Baseline, read_metadata, repair_runs_dir
+from ai_proving_ground.baselines.tree import BaselineTree, tag_ref
 from ai_proving_ground.errors import ApgError
 from ai_proving_ground.faults import crashpoint
 from ai_proving_ground.fixtures import FixtureSet, load_set
 from ai_proving_ground.fsutil import atomic_write_text, is_within
+from ai_proving_ground.gitutil import read_ref
 from ai_proving_ground.report import say
 from ai_proving_ground.settings import DEFAULT_SETTINGS, Settings
 from ai_proving_ground.sites.base import SiteDriver, StateQuery
@@ -73,9 +74,13 @@ def reset(approot: Path, names: Sequence[str], driver: SiteDriver,
         crashpoint("reset.marked")
         staged = _stage_files(driver, approot, files_snapshot, baseline) if recorded_files \
             else None
+        moved = _tag_moved(approot, baseline)
         try:
             swept = sweep.sweep(approot, target, snapshot.keep_for(approot, driver, baseline))
             outcome.removed, outcome.restored = swept.removed, swept.restored
+            if moved is not None:
+                say("APG_RESET_TAG_RESTORED", f"tag {baseline.tag} no longer named the baseline "
+                    f"commit {moved}; the bed's .git is the snapshot's again")
             crashpoint("reset.tree-restored")
             driver.restore_database(baseline.dump)
             crashpoint("reset.database-restored")
@@ -109,6 +114,19 @@ def read_snapshot(approot: Path, names: Sequence[str],
     """The set's whole-bed snapshot, read once, for :func:`reset`'s ``bed`` (a campaign reads
     it when it escrows a job's bed, so each attempt's reset reads no listing)."""
     return snapshot.load(require_baseline(approot, names, settings))
+
+
+def _tag_moved(approot: Path, baseline: Baseline) -> str | None:
+    """The recorded commit when the bed's tag does not name it (deleted, moved, or a .git that
+    cannot be read: a link, a gitfile), read without git; else None. The sweep restores .git
+    either way: this only says so."""
+    recorded = read_metadata(baseline).commit
+    if recorded is None:
+        return None  # a baseline recorded before commits were
+    try:
+        return None if read_ref(approot, tag_ref(baseline.tag)) == recorded else recorded
+    except ApgError:
+        return recorded
 
 
 def _report_removed(outcome: ResetOutcome) -> None:
