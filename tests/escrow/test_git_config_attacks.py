@@ -299,13 +299,16 @@ def test_an_agent_commit_is_not_tampering(escrowed: Escrowed) -> None:
 
 
 @pytest.mark.parametrize("kind", ["blob", "tree"])
-def test_a_forged_object_is_refused_not_restored(bed: Path, apg: ApgRunner, kind: str) -> None:
+def test_a_forged_object_is_restored_never_read(bed: Path, apg: ApgRunner, kind: str) -> None:
     """The bed's objects are the agent's to write and git does not check what it reads: a loose
     object rewritten under its old name (a file's content, or a folder's listing) must not be
-    what reset restores."""
+    what reset restores. Reset reads no object: it puts the object file back from the baseline
+    directory's snapshot and the bed's files from their recorded bytes."""
     baseline = _baseline(bed)
     commit = read_metadata(baseline).commit
     assert commit is not None
+    site_file = bed / "config" / "sync" / "system.site.yml"
+    recorded = site_file.read_bytes()
     spec = f"{commit}:config/sync" if kind == "tree" else f"{commit}:config/sync/system.site.yml"
     sha = bed_git(bed, ["rev-parse", spec]).stdout.decode().strip()
     original = bed_git(bed, ["cat-file", kind, sha]).stdout
@@ -313,12 +316,15 @@ def test_a_forged_object_is_refused_not_restored(bed: Path, apg: ApgRunner, kind
         original + b"planted: answers\n"
     loose = bed / ".git" / "objects" / sha[:2] / sha[2:]
     assert loose.is_file()  # a bed made by apg keeps loose objects
+    before = loose.read_bytes()
     loose.unlink()
     loose.write_bytes(zlib.compress(f"{kind} {len(forged)}\0".encode() + forged))
-    (bed / "config" / "sync" / "system.site.yml").write_text("name: changed\n")
+    site_file.write_text("name: changed\n")
     done = apg("reset", "--approot", str(bed))
-    assert done.rc != 0 and f"APG_GIT_OBJECT_FORGED object {sha}" in done.err, done.err
-    assert (bed / "config" / "sync" / "system.site.yml").read_text() == "name: changed\n"
+    assert done.rc == 0 and "APG_RESET_OK" in done.err, done.err
+    assert loose.read_bytes() == before and site_file.read_bytes() == recorded
+    assert bed_git(bed, ["cat-file", kind, sha]).stdout == original
+
 
 
 def test_unreadable_metadata_is_refused_not_read_as_unrecorded(bed: Path, apg: ApgRunner) -> None:

@@ -70,11 +70,11 @@ def reset(approot: Path, names: Sequence[str], driver: SiteDriver,
         if repaired is not None:
             _warn(outcome, "APG_RESET_REPAIRED", f"{repaired} was a link or a file; it is a "
                   "folder again (what it pointed to was left alone)")
+        moved = _tag_moved(approot, baseline)  # before the marker: broken metadata is refused
         atomic_write_text(baseline.reset_marker, f"reset of {fixture_set.key} under way\n")
         crashpoint("reset.marked")
         staged = _stage_files(driver, approot, files_snapshot, baseline) if recorded_files \
             else None
-        moved = _tag_moved(approot, baseline)
         try:
             swept = sweep.sweep(approot, target, snapshot.keep_for(approot, driver, baseline))
             outcome.removed, outcome.restored = swept.removed, swept.restored
