@@ -1,11 +1,12 @@
 """An attempt's evidence files beside attempt.json: verify.json and hidden.json, as values.
 
 ``VerifyRecord`` (``schemas/verify_record.schema.json``) holds each escrowed verify the attempt
-ran (``before``; ``after``; ``after_restore`` when ``after`` found a baseline mismatch), a key
-only for a verify that ran. ``HiddenRecord`` (``schemas/hidden_record.schema.json``) is the hidden
-verifier's result (:class:`tasks.hidden.HiddenOutcome`: its status and checks, which attempt.json
-keeps too) with what ran it: the patch as the dataset names it, the commands, their time limit,
-and the warnings restoring the bed gave. Both are written and read through :mod:`records`.
+ran (``before``; ``after``; ``after_restore`` is kept for records of older runners: a mismatch
+after the attempt is now tampering, never restored), a key only for a verify that ran.
+``HiddenRecord`` (``schemas/hidden_record.schema.json``) is the hidden verifier's result
+(:class:`tasks.hidden.HiddenOutcome`: its status and checks, which attempt.json keeps too) with
+what ran it: the patch as the dataset names it, the commands, their time limit, and the
+warnings restoring the bed gave. Both are written and read through :mod:`records`.
 ``config.json`` beside them is no record: it is the site's config as the model left it, data.
 """
 
