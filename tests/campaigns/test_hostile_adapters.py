@@ -130,6 +130,8 @@ class Scene:
                               f"mode 100644\n--- /dev/null\n+++ b/{HIDDEN_MARKER}.txt\n@@ -0,0 +1 "
                               "@@\n+hidden\n", encoding="utf-8")
         data = load_yaml(PROJECT_ROOT / "datasets" / "build_tasks.yml")
+        # dv01 alone: the shipped tasks' own hidden-verifier patches stay in datasets/.
+        data["tasks"] = [t for t in data["tasks"] if t["id"] == "dv01_view_build"]
         data["tasks"][0]["hidden_verifier"] = {"patch": "hidden/dv01.patch",
                                                "commands": [[sys.executable, "-c", "pass"]]}
         self.dataset.write_text(dumps(data), encoding="utf-8")
