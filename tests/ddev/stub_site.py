@@ -130,9 +130,11 @@ class Site:
 
     def drush_sql_dump(self, args: list[str]) -> tuple[str, str, int]:
         (target,) = [a.split("=", 1)[1] for a in args if a.startswith("--result-file=")]
-        path = self.host(target + ".gz")
-        path.write_bytes(gzip.compress(json.dumps(self.state).encode()))
-        return "", f" [success] Database dump saved to {target}.gz\n", 0
+        data = json.dumps(self.state).encode()
+        if "--gzip" in args:  # drush appends .gz then; without it the file is the one named
+            target, data = target + ".gz", gzip.compress(data)
+        self.host(target).write_bytes(data)
+        return "", f" [success] Database dump saved to {target}\n", 0
 
     def import_db(self, command: list[str]) -> tuple[str, str, int]:
         (source,) = [a.split("=", 1)[1] for a in command if a.startswith("--file=")]

@@ -23,6 +23,7 @@ from ai_proving_ground.fixtures import load_set
 from ai_proving_ground.gitutil import git
 from ai_proving_ground.paths import project_dir
 from ai_proving_ground.settings import Settings
+from ai_proving_ground.sites.ddev import DdevSite
 
 pytestmark = pytest.mark.skipif(shutil.which("php") is None, reason="php not found: apt-get install php-cli")
 
@@ -143,3 +144,32 @@ def test_a_task_or_the_operator_widens_the_policy_and_the_run_records_it(
     assert sql.rstrip().endswith("EXIT 0") and "\n1\n" in sql  # the task allowed it
     assert cron.rstrip().endswith("EXIT 0")  # the operator allowed it
     assert "APG_SITE_BROKER_REFUSED" in php and php.rstrip().endswith("EXIT 2")
+
+
+def test_an_unconfined_agents_dump_cannot_become_what_reset_restores(
+        bed: Path, stub: Stub, cli: Cli, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 19's first finding: a dump over the baseline made the next reset restore the agent's
+    site, and a do-nothing attempt then scored 1. An agent run unconfined holds ddev itself, so no
+    broker stands in its way; the baseline simply is not where the web container can write."""
+    use_sandbox(monkeypatch, "none")
+    provision(cli, bed, "kb_docs")
+    baseline = Baseline.of(bed, load_set(["kb_docs"], bed).key, Settings.from_environ())
+    trusted = sha256(baseline.dump)
+    rc, out, err = cli(run_cli.main, "--approot", str(bed), "dv01_view_build", "--agent=oracle", "--json")
+    assert rc == 0, err
+    assert site_state(bed)["config"].get("views.view.kb_billing")  # the agent's build
+    # What the agent's drush can write: every path the web container has is in the project.
+    # Where the baseline dump lived before issue 19 (the old default), as drush writes it.
+    target = f"/var/www/html/.ai-proving-ground/{baseline.dump.name}"
+    done = DdevSite(bed).drush(["sql:dump", f"--result-file={target}"])
+    assert done.returncode == 0, done.stderr
+    assert (bed / ".ai-proving-ground" / baseline.dump.name).is_file()
+    assert sha256(baseline.dump) == trusted
+    assert cli(reset_cli.main, "--approot", str(bed), "kb_docs")[0] == 0
+    assert not site_state(bed)["config"].get("views.view.kb_billing")  # the baseline, restored
+    rc, out, err = cli(run_cli.main, "--approot", str(bed), "dv01_view_build", "--agent=nop", "--json")
+    assert rc == 0, err
+    run_id = json.loads(out)["run_id"]
+    rc, out, err = cli(grade_cli.main, "--approot", str(bed), "dv01_view_build", f"--run={run_id}")
+    assert rc == 0, err
+    assert json.loads(out)["evaluation_results"][0]["score_details"]["score"] == 0.0
