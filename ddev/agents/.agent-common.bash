@@ -28,6 +28,11 @@ apg_site_bin() {
 # alone: a sandboxed agent has no ddev, docker or Docker socket (apg run brokers the site).
 apg_prompt() {
   cat "${APG_PROMPT_FILE}"
+  # A campaign arm's instructions given with the prompt (arms.given, to: prompt).
+  if [ -n "${APG_INSTRUCTIONS_FILE:-}" ]; then
+    printf '\n\n'
+    cat "${APG_INSTRUCTIONS_FILE}"
+  fi
   printf '\n\nThe site command is `apg site` (on your PATH; it runs `%s` for the bed at %s).' \
     "${APG_SITE}" "${APG_APPROOT}"
   if [ -n "${APG_DDEV_PROJECT:-}" ]; then

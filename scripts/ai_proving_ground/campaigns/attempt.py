@@ -218,7 +218,8 @@ class AttemptRun:
         options = RunOptions(task_id=self.attempt.task_id, approot=job.bed,
                              agent=self.attempt.agent, dataset=str(self.context.campaign.dataset.path),
                              model=self.attempt.model, echo_stdout_to_stderr=True,
-                             extra_env=arm.agent_env, timeout_s=spec.agent_timeout_s,
+                             extra_env=arm.agent_env, arm=arm.given,
+                             timeout_s=spec.agent_timeout_s,
                              children=self.context.children, settings=self._agent_settings())
         with (self.directory / "agent.log").open("w", encoding="utf-8") as log, \
                 report.redirected(log, log):

@@ -190,16 +190,19 @@ def _refuse_used(directory: Path) -> None:
 def _check_agents(spec: CampaignSpec, template: Path) -> None:
     """Every agent resolves (on a template the runner is yet to make, only the shipped adapters
     can), and every arm's env passes each adapter's allow-list."""
-    for position, name in enumerate(spec.agents):
+    for where, name, arms in spec.adapter_refs():  # the agents axis, then arms' own adapters
         try:
             adapter = find_adapter(name, template)
         except ApgError as exc:
-            spec.fail(["agents", position], str(exc))
-        for arm in spec.arms:
+            spec.fail(where, str(exc))
+        for arm in arms:
             try:
                 check_extra_env(arm.agent_env, adapter)
             except ApgError as exc:
                 spec.fail(["arms", arm.name, "agent_env"], str(exc))
+            if not arm.given.empty and adapter.header.credentials == "host-shared":
+                spec.fail(["arms", arm.name], f"adapter {name!r} runs in the operator's HOME "
+                          "(host-shared), where this arm's skills or instructions would stay")
 
 
 def _start(campaign: Campaign, files: CampaignFiles, attempts: list[Attempt], jobs: int,

@@ -10,15 +10,23 @@ as listed or in dataset order for ``"*"``, arms in declared order). ``index`` is
 0-based position in that expansion, so it names the same cell and repeat whatever the seed;
 ``order`` is its 0-based position after ``random.Random(seed).shuffle``, the order attempts
 start in. ``repeat`` is 0-based.
+
+An arm may change what the agent gets (``arms.given``): ``skills`` (a catalog of skill folders
+minus ``exclude``; absent: none at all), ``instructions`` (to the CLI's instruction file or the
+prompt) and ``adapter``. An arm's ``adapter`` wins over the ``agents`` axis: its attempts run
+that adapter, once per model and repeat. Because that would silently drop the axis for the arm,
+a spec listing more than one agent and any arm adapter is refused; cross-agent campaigns keep
+``agents`` and leave ``adapter`` out.
 """
 
 from __future__ import annotations
 
 import random
-from dataclasses import dataclass, fields, replace
+from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any, ClassVar, NoReturn
 
+from ai_proving_ground.arms.given import Given, Skill, catalog_skills
 from ai_proving_ground.errors import ApgError
 from ai_proving_ground.records import FieldsRecord
 from ai_proving_ground.schemas import validate_document
@@ -32,12 +40,15 @@ SPEC_INVALID = "APG_CAMPAIGN_SPEC_INVALID"
 
 @dataclass(frozen=True)
 class Arm:
-    """One condition: extra adapter variables and ``apg site`` steps run before the agent."""
+    """One condition: extra adapter variables, ``apg site`` steps run before the agent, what the
+    agent is given (skills, instructions) and, optionally, its own adapter."""
 
     name: str
     description: str
     agent_env: dict[str, str]
     setup: tuple[tuple[str, ...], ...]
+    adapter: str | None = None
+    given: Given = field(default_factory=Given)
 
 
 @dataclass(frozen=True)
@@ -70,6 +81,15 @@ class CampaignSpec:
 
     def arm(self, name: str) -> Arm:
         return next(a for a in self.arms if a.name == name)
+
+    def adapter_refs(self) -> list[tuple[list[PathPart], str, tuple[Arm, ...]]]:
+        """Each adapter the plan runs: where the spec names it, its name, the arms that use it."""
+        axis = tuple(a for a in self.arms if a.adapter is None)
+        refs: list[tuple[list[PathPart], str, tuple[Arm, ...]]] = [
+            (["agents", position], name, axis) for position, name in enumerate(self.agents)]
+        refs += [(["arms", a.name, "adapter"], a.adapter, (a,))
+                 for a in self.arms if a.adapter is not None]
+        return refs
 
 
 @dataclass(frozen=True)
@@ -113,8 +133,13 @@ def load_spec(path: Path) -> CampaignSpec:
     except ApgError as exc:  # a missing or bad spec is bad input: usage, like a bad dataset
         raise ApgError(exc.token, exc.message, exit_code=2) from None
     data = doc.data
-    arms = tuple(_arm(name, body or {}) for name, body in data["arms"].items())
+    arms = tuple(_arm(doc, name, body or {}) for name, body in data["arms"].items())
     names = [a.name for a in arms]
+    pinned = [a.name for a in arms if a.adapter is not None]
+    if pinned and len(data["agents"]) > 1:
+        _fail(doc, ["arms", pinned[0], "adapter"], "an arm's adapter wins over agents, so a spec "
+              "listing several agents cannot give an arm its own adapter; list one agent, or "
+              "drop the arm's adapter for a cross-agent campaign")
     spec = CampaignSpec(
         doc=doc,
         name=data["name"],
@@ -143,10 +168,34 @@ def load_spec(path: Path) -> CampaignSpec:
     return spec
 
 
-def _arm(name: str, body: dict[str, Any]) -> Arm:
+def _fail(doc: YamlDocument, parts: list[PathPart], message: str) -> NoReturn:
+    raise ApgError(SPEC_INVALID, f"{doc.where(parts)}: {message}", exit_code=2)
+
+
+def _arm(doc: YamlDocument, name: str, body: dict[str, Any]) -> Arm:
     return Arm(name=name, description=str(body.get("description", "")),
                agent_env=dict(body.get("agent_env") or {}),
-               setup=tuple(tuple(step) for step in body.get("setup") or []))
+               setup=tuple(tuple(step) for step in body.get("setup") or []),
+               adapter=body.get("adapter"), given=_given(doc, name, body))
+
+
+def _given(doc: YamlDocument, name: str, body: dict[str, Any]) -> Given:
+    """The arm's skills (hashed now, checked again at install) and instructions."""
+    skills, catalog, exclude = body.get("skills"), None, ()
+    installed: tuple[Skill, ...] = ()
+    if skills is not None:
+        catalog = (doc.path.parent / skills["catalog"]).absolute()
+        exclude = tuple(skills.get("exclude") or ())
+        try:
+            installed = catalog_skills(catalog, exclude)
+        except ValueError as exc:
+            _fail(doc, ["arms", name, "skills"], str(exc))
+    instructions = body.get("instructions") or ""
+    if isinstance(instructions, str):
+        instructions = {"text": instructions}
+    return Given(skills=installed, catalog=catalog, excluded=exclude,
+                 instructions=instructions.get("text", ""),
+                 instructions_to=instructions.get("to", "file"))
 
 
 def resolve(spec: CampaignSpec, settings: Settings = DEFAULT_SETTINGS) -> Campaign:
@@ -203,7 +252,8 @@ def expand(campaign: Campaign) -> list[Attempt]:
     """The matrix in nesting order: task, arm, agent, model, repeat; ``order`` not yet set."""
     spec = campaign.spec
     cells = [(task.id, arm.name, agent, model, repeat)
-             for task in campaign.tasks for arm in spec.arms for agent in spec.agents
+             for task in campaign.tasks for arm in spec.arms
+             for agent in ((arm.adapter,) if arm.adapter is not None else spec.agents)
              for model in spec.models for repeat in range(spec.repeats)]
     return [Attempt(index=i, order=-1, task_id=t, arm=a, agent=g, model=m, repeat=r)
             for i, (t, a, g, m, r) in enumerate(cells)]

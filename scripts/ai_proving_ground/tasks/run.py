@@ -46,6 +46,7 @@ from pathlib import Path
 from typing import Any
 
 from ai_proving_ground import proc, report
+from ai_proving_ground.arms.given import Given, arm_home, given_files
 from ai_proving_ground.baselines.locking import only_one
 from ai_proving_ground.baselines.store import runs_dir
 from ai_proving_ground.errors import ApgError
@@ -93,6 +94,7 @@ class RunOptions:
     children: proc.Children = field(default_factory=proc.Children)
     settings: Settings = field(default=DEFAULT_SETTINGS, compare=False)
     unshare_net: bool = False  # --unshare-net: the adapter's sandbox has no network
+    arm: Given = field(default_factory=Given)  # a campaign arm's skills, instructions: in HOME
 
 
 @dataclass(frozen=True)
@@ -245,8 +247,8 @@ def _attempt(plan: _Plan, files: RunFiles, record: dict[str, Any]) -> RunOutcome
     request_file = write_request(run_dir, run_work(run_dir), plan.dataset, plan.task,
                                  plan.adapter.name, plan.options.model, plan.options.approot,
                                  plan.ddev_project, oracle=oracle)
-    files.note(PROMPT_FILE, REQUEST_FILE, *([REFERENCE_FILE] if oracle else []))
     env = adapter_environment(os.environ, plan, run_dir, request_file, prompt_file)
+    files.note(PROMPT_FILE, REQUEST_FILE, *([REFERENCE_FILE] if oracle else []), *given_files(run_dir))
     confinement = confine_adapter(plan.backend, plan.sandbox, plan.options.approot,
                                   run_dir, plan.adapter, plan.dataset, plan.task, env, os.environ)
     record["sandbox"] = confinement.as_record()
@@ -312,11 +314,8 @@ def adapter_environment(host: Mapping[str, str], plan: _Plan, run_dir: Path,
     options = plan.options
     # After the host's values (an arm's choice wins), before HOME and the request (which win).
     env.update(options.extra_env)
-    if header.credentials == "host-shared" and "HOME" in host:
-        env["HOME"] = host["HOME"]
-    else:
-        run_home(run_dir).mkdir(mode=0o700, exist_ok=True)
-        env["HOME"] = str(run_home(run_dir))
+    shared = host["HOME"] if header.credentials == "host-shared" and "HOME" in host else None
+    env.update(arm_home(run_home(run_dir), run_dir, options.arm, shared))  # HOME, the arm's gift
     run_tmp(run_dir).mkdir(mode=0o700, exist_ok=True)
     env["TMPDIR"] = str(run_tmp(run_dir))
     run_work(run_dir).mkdir(mode=0o700, exist_ok=True)

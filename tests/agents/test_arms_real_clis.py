@@ -1,0 +1,122 @@
+"""Arms that change what the agent gets, through a whole campaign with the real Claude Code and
+Codex CLIs against the scripted model server: the requests each CLI sent carry the skill's name
+and description in the with-skill arm only, and the instruction text in the instruction arms only
+(once from the instruction file, once from the prompt); each attempt's ``arm.json`` names what it
+was given by SHA-256, and nothing of one arm is in another's HOME."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from cli_kit import FIXTURES, TASK, provider_env
+
+from ai_proving_ground.arms.given import tree_sha256
+from support.model_server import Recorded, Reply, ScriptedModelServer
+
+AGENTS = ["claude-code", "codex"]
+# Unique words, so that a hit in a request can only come from the arm.
+SKILL = "kb-billing-views"
+SKILL_DESCRIPTION = "Use when building the kb_billing view: zebra-quartz-1789 ordering rules."
+OTHER_SKILL = "unrelated-helper"
+INSTRUCTION = "Always mention the word periwinkle-4471 in your final reply."
+
+
+def catalog(root: Path) -> Path:
+    for name, description in ((SKILL, SKILL_DESCRIPTION),
+                              (OTHER_SKILL, "Use for nothing in this campaign (xylo-2231).")):
+        folder = root / "skills" / name
+        folder.mkdir(parents=True)
+        (folder / "SKILL.md").write_text(f"---\nname: {name}\ndescription: {description}\n---\n\n"
+                                         f"# {name}\n\nSteps for {name}.\n", encoding="utf-8")
+    return root / "skills"
+
+
+def run(apg: Any, tmp_path: Path, cli_bed: Path, agent: str, name: str,
+        arms: dict[str, Any], monkeypatch: pytest.MonkeyPatch) -> tuple[list[dict[str, Any]],
+                                                                       list[Recorded], Path]:
+    """The campaign with one attempt per arm (jobs 1: they start, and ask, in plan order); the
+    attempt records in order and the main requests the CLI sent, in the order they came."""
+    spec = tmp_path / f"{name}.yml"
+    spec.write_text(json.dumps({
+        "name": name, "dataset": "build_tasks", "tasks": [TASK], "arms": arms,
+        "agents": [agent], "repeats": 1, "seed": 3, "jobs": 1, "bed": str(cli_bed),
+        "fixtures": FIXTURES, "agent_timeout_s": 200}), encoding="utf-8")
+    out = tmp_path / f"{name}-out"
+    api = "anthropic" if agent == "claude-code" else "openai"
+    with ScriptedModelServer([Reply("Nothing to build here.")], timeout_s=400) as server:
+        for variable, value in provider_env(agent, server.url).items():
+            monkeypatch.setenv(variable, value)
+        result = apg("campaign", "run", str(spec), "--out", str(out),
+                     "--beds", str(tmp_path / f"{name}-beds"))
+        requests = server.main_requests(api)
+    assert result.rc == 0, result.err
+    records = sorted((json.loads(p.read_text("utf-8")) for p in out.glob("runs/*/attempt.json")),
+                     key=lambda r: r["order"])
+    assert [r["outcome"] for r in records] == ["fail"] * len(arms), result.err
+    assert len(requests) == len(arms)  # one Reply step: one main request per attempt
+    return records, requests, out
+
+
+def sent(request: Recorded) -> str:
+    return json.dumps(request.body)
+
+
+def arm_record(out: Path, record: dict[str, Any]) -> dict[str, Any] | None:
+    path = out / "runs" / attempt_dir(out, record) / "run" / "arm.json"
+    return json.loads(path.read_text("utf-8")) if path.exists() else None
+
+
+def attempt_dir(out: Path, record: dict[str, Any]) -> str:
+    [found] = [p.parent.name for p in out.glob("runs/*/attempt.json")
+               if json.loads(p.read_text("utf-8"))["order"] == record["order"]]
+    return found
+
+
+@pytest.mark.parametrize("agent", AGENTS)
+def test_the_skill_reaches_the_cli_in_the_with_arm_only(
+        agent: str, apg: Any, tmp_path: Path, cli_bed: Path,
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    skills = catalog(tmp_path)
+    arms = {"without": {"skills": {"catalog": str(skills), "exclude": [SKILL]}},
+            "with": {"skills": {"catalog": str(skills)}}}
+    records, requests, out = run(apg, tmp_path, cli_bed, agent, "skills", arms, monkeypatch)
+    for record, request in zip(records, requests, strict=True):
+        body = sent(request)
+        given = arm_record(out, record)
+        assert given is not None
+        installed = {s["name"]: s["sha256"] for s in given["skills"]}
+        assert OTHER_SKILL in body  # both arms: the catalog's other skill is offered
+        if record["arm"] == "with":
+            assert SKILL in body and SKILL_DESCRIPTION in body
+            assert installed == {SKILL: tree_sha256(skills / SKILL),
+                                 OTHER_SKILL: tree_sha256(skills / OTHER_SKILL)}
+        else:
+            assert SKILL not in body and "zebra-quartz-1789" not in body
+            assert installed == {OTHER_SKILL: tree_sha256(skills / OTHER_SKILL)}
+            assert given["excluded"] == [SKILL]
+            # Nothing of the other arm in this run's HOME.
+            home = out / "runs" / attempt_dir(out, record) / "run" / "home"
+            assert not list(home.rglob(SKILL))
+
+
+@pytest.mark.parametrize("agent", AGENTS)
+def test_the_instruction_reaches_the_cli_in_the_instruction_arms_only(
+        agent: str, apg: Any, tmp_path: Path, cli_bed: Path,
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    arms = {"plain": {}, "file": {"instructions": INSTRUCTION},
+            "prompt": {"instructions": {"text": INSTRUCTION, "to": "prompt"}}}
+    records, requests, out = run(apg, tmp_path, cli_bed, agent, "instructions", arms, monkeypatch)
+    digest = hashlib.sha256(INSTRUCTION.encode("utf-8")).hexdigest()
+    for record, request in zip(records, requests, strict=True):
+        body, given = sent(request), arm_record(out, record)
+        if record["arm"] == "plain":
+            assert "periwinkle-4471" not in body
+            assert given is None  # the stock CLI: nothing given, nothing recorded
+            continue
+        assert INSTRUCTION in body, record["arm"]
+        assert given is not None
+        assert (given["instructions_to"], given["instructions_sha256"]) == (record["arm"], digest)
