@@ -7,8 +7,9 @@
 
 DIR must be absent or empty. The script runs ``apg bed init DIR`` and then defines, through the
 site driver, everything ``fixtures/fixture_kb_docs`` and ``fixtures/fixture_canvas_home`` hold:
-the kb_doc content type and its four fields, 12 knowledge-base articles, the Canvas front page
-and its two page regions. Every UUID is fixed, so exporting again gives the same bytes; change
+the kb_doc content type and its four fields, 23 knowledge-base articles (two unpublished), a
+kb_faq type sharing the section and weight fields with one item, the Canvas front page and its
+two page regions. Every UUID is fixed, so exporting again gives the same bytes; change
 the data here, rebuild, re-export, and bump the fixture's version in its fragment.
 
 The source site also holds things the fixtures must *not* capture (a ``page`` content type and
@@ -64,17 +65,18 @@ def _field_storage(n: int, name: str, field_type: str, module: str, settings: di
 
 def _field_instance(n: int, name: str, field_type: str, label: str, description: str,
                     required: bool, module: str | None = None,
-                    settings: dict[str, Any] | None = None) -> dict[str, Any]:
+                    settings: dict[str, Any] | None = None,
+                    bundle: str = "kb_doc") -> dict[str, Any]:
     dependencies: dict[str, list[str]] = {
-        "config": [f"field.storage.node.{name}", "node.type.kb_doc"]}
+        "config": [f"field.storage.node.{name}", f"node.type.{bundle}"]}
     if module:
         dependencies["module"] = [module]
     return {
         "uuid": _config_uuid(n), "langcode": "en", "status": True, "dependencies": dependencies,
-        "id": f"node.kb_doc.{name}", "field_name": name, "entity_type": "node",
-        "bundle": "kb_doc", "label": label, "description": description, "required": required,
+        "id": f"node.{bundle}.{name}", "field_name": name, "entity_type": "node",
+        "bundle": bundle, "label": label, "description": description, "required": required,
         "translatable": False, "default_value": [], "default_value_callback": "",
-        "settings": settings or [], "field_type": field_type,
+        "settings": settings or {}, "field_type": field_type,
     }
 
 
@@ -113,50 +115,113 @@ KB_CONFIG: dict[str, dict[str, Any]] = {
         settings=INTEGER_FIELD_SETTINGS),
     "field.field.node.kb_doc.field_kb_tags": _field_instance(
         9, "field_kb_tags", "string", "Tags", "Free-form keywords for search.", False),
+    # A second bundle sharing the section and weight fields: a listing of one section's
+    # articles that forgets the content-type filter lists its items too.
+    "node.type.kb_faq": {
+        "uuid": _config_uuid(10), "langcode": "en", "status": True, "dependencies": [],
+        "name": "Knowledge base FAQ", "type": "kb_faq",
+        "description": "A short question and answer, filed under a section like an article.",
+        "help": None, "new_revision": True, "preview_mode": 1, "display_submitted": False,
+    },
+    "field.field.node.kb_faq.field_kb_section": _field_instance(
+        11, "field_kb_section", "list_string", "Section",
+        "Which part of the help center the question belongs to.", True, "options",
+        bundle="kb_faq"),
+    "field.field.node.kb_faq.field_kb_weight": _field_instance(
+        12, "field_kb_weight", "integer", "Weight", "Order within the section.", True,
+        settings=INTEGER_FIELD_SETTINGS, bundle="kb_faq"),
 }
 
-# (section, title, weight, summary, tags), in creation (and UUID) order. Sections are
-# interleaved, and within every section the weight order, the title order and the creation
-# order are three different permutations (and weight order is neither one reversed), so a
-# task that sorts by the wrong key gets a visibly wrong list.
-KB_ARTICLES: tuple[tuple[str, str, int, str, tuple[str, ...]], ...] = (
+# (section, title, weight, summary, tags, published), in UUID (and node id) order. Sections are
+# interleaved, and within every section the weight order, the title order, the creation order
+# (KB_CREATED) and the id order differ, so a task that sorts by the wrong key, or not at all,
+# gets a visibly wrong list. Billing holds 12 published articles, more than a default 10-item
+# pager shows, and two unpublished ones (weights 0 and 13: first and last if a listing forgets
+# the published filter).
+KB_ARTICLES: tuple[tuple[str, str, int, str, tuple[str, ...], bool], ...] = (
     ("getting_started", "Invite your team", 3,
      "Send invitations, choose each person's role and resend an invitation that expired.",
-     ("team", "invitations")),
+     ("team", "invitations"), True),
     ("accounts", "Reset your password", 2,
      "Get a reset link by email when you cannot sign in, and choose a new password.",
-     ("password", "sign-in")),
+     ("password", "sign-in"), True),
     ("billing", "Understand your invoice", 3,
      "What each line of your monthly invoice means and where taxes are shown.",
-     ("invoices",)),
+     ("invoices",), True),
     ("troubleshooting", "Contact support", 3,
      "When to open a ticket, what to include and how fast to expect an answer.",
-     ("support", "tickets")),
+     ("support", "tickets"), True),
     ("getting_started", "Tour the dashboard", 1,
      "A five-minute walk through the dashboard: projects, activity and settings.",
-     ("dashboard",)),
+     ("dashboard",), True),
     ("accounts", "Change your email address", 3,
      "Move your account to a new email address and confirm the change.",
-     ("email", "profile")),
+     ("email", "profile"), True),
     ("billing", "Update your payment method", 1,
      "Replace an expired card or switch to invoicing before your next renewal.",
-     ("payments", "cards", "renewal")),
+     ("payments", "cards", "renewal"), True),
     ("troubleshooting", "Fix sync errors", 1,
      "The common causes of sync failures and how to retry a failed sync safely.",
-     ("sync", "errors")),
+     ("sync", "errors"), True),
     ("getting_started", "Create your first project", 2,
      "Start a project from a template, name it and invite your first collaborator.",
-     ("projects", "templates")),
+     ("projects", "templates"), True),
     ("accounts", "Enable two-factor authentication", 1,
      "Protect your account with an authenticator app and keep your recovery codes safe.",
-     ("security", "2fa", "sign-in")),
+     ("security", "2fa", "sign-in"), True),
     ("billing", "Request a refund", 2,
      "Which charges can be refunded, and how to ask for a refund within 30 days.",
-     ("refunds", "payments")),
+     ("refunds", "payments"), True),
     ("troubleshooting", "Clear your browser cache", 2,
      "Clear cached files when pages look out of date or will not load.",
-     ("browser", "cache")),
+     ("browser", "cache"), True),
+    ("billing", "Download past invoices", 9,
+     "Find every invoice of the last seven years and download it as a PDF.",
+     ("invoices", "pdf"), True),
+    ("billing", "Add a billing contact", 4,
+     "Send invoices and payment reminders to someone else in your company.",
+     ("contacts", "invoices"), True),
+    ("billing", "Cancel your subscription", 12,
+     "Stop your plan at the end of the billing period and keep your data for 90 days.",
+     ("subscription", "cancel"), True),
+    ("billing", "Change your billing address", 6,
+     "Update the address printed on invoices and used to work out sales tax.",
+     ("address", "tax"), True),
+    ("billing", "Apply a discount code", 10,
+     "Redeem a promotional code before you pay, or on your next renewal.",
+     ("discounts",), True),
+    ("billing", "Pay by bank transfer", 5,
+     "Pay invoices by bank transfer: the reference to quote and how long it takes.",
+     ("payments", "bank"), True),
+    ("billing", "Understand proration", 11,
+     "How a change of plan in the middle of a period is charged or credited.",
+     ("proration", "plans"), True),
+    ("billing", "Switch to annual billing", 8,
+     "Move from monthly to yearly payments and what happens to your current period.",
+     ("plans", "annual"), True),
+    ("billing", "Set up tax exemption", 7,
+     "Send your exemption certificate so that invoices leave out sales tax.",
+     ("tax", "exemption"), True),
+    ("billing", "Pay with a purchase order", 0,
+     "Draft: paying by purchase order is not available yet.",
+     ("payments", "draft"), False),
+    ("billing", "Reseller billing", 13,
+     "Archived: resellers are billed through the partner portal now.",
+     ("resellers", "archived"), False),
 )
+
+# (section, title, weight): kb_faq items, numbered after the articles.
+KB_FAQS: tuple[tuple[str, str, int], ...] = (
+    ("billing", "Why was I charged twice?", -1),
+)
+
+KB_CREATED_BASE = 1767225600  # 2026-01-01 00:00:00 UTC
+
+
+def kb_created(n: int) -> int:
+    """The ``n``-th item's creation time: a day each, in an order that is none of id, weight or
+    title order within any section (5 and 24 are coprime, so the days are all distinct)."""
+    return KB_CREATED_BASE + ((n * 5) % 24 + 1) * 86400
 
 
 def kb_uuid(n: int) -> str:
@@ -345,11 +410,17 @@ def build(target: Path) -> EmbeddedSite:
     with site.session() as store:
         for name, data in {**KB_CONFIG, **CANVAS_CONFIG, **OTHER_CONFIG}.items():
             site.config_save(store, name, data)
-        for n, (section, title, weight, summary, tags) in enumerate(KB_ARTICLES, start=1):
+        for n, (section, title, weight, summary, tags, published) in enumerate(KB_ARTICLES,
+                                                                               start=1):
             site.create_entity(store, "node", "kb_doc", {
-                "title": title, "status": True,
+                "title": title, "status": published, "created": kb_created(n),
                 "field_kb_section": section, "field_kb_summary": summary,
                 "field_kb_weight": weight, "field_kb_tags": list(tags),
+            }, kb_uuid(n))
+        for n, (section, title, weight) in enumerate(KB_FAQS, start=len(KB_ARTICLES) + 1):
+            site.create_entity(store, "node", "kb_faq", {
+                "title": title, "status": True, "created": kb_created(n),
+                "field_kb_section": section, "field_kb_weight": weight,
             }, kb_uuid(n))
         site.create_entity(store, "canvas_page", None, {
             "title": "Home", "status": True,

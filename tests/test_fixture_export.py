@@ -25,6 +25,7 @@ from ai_proving_ground.paths import PROJECT_ROOT
 from ai_proving_ground.schemas import schema_errors
 from ai_proving_ground.settings import Settings
 from ai_proving_ground.sites.base import StateQuery
+from ai_proving_ground.sites.embedded.default_content import load_content_dir
 from ai_proving_ground.sites.embedded.driver import EmbeddedSite
 from ai_proving_ground.sites.embedded.recipe_spec import load_recipe
 
@@ -170,34 +171,47 @@ def test_shipped_fixtures_are_schema_valid_and_facts_come_last() -> None:
         fragment = load_fragment(directory / "manifest" / "fragment.yml")
         assert list(fragment)[-1] == "facts"
         # kb_docs 2: its config re-exported in the shape Drupal 10.3 stores it.
-        assert fragment["name"] == name and fragment["version"] == {"kb_docs": 2}.get(name, 1)
+        assert fragment["name"] == name and fragment["version"] == {"kb_docs": 3}.get(name, 1)
         load_recipe(directory)  # the hand-written recipe parses as Drupal's would
 
 
-def test_kb_docs_facts_hold_the_designed_orders() -> None:
-    facts = load_fixture("kb_docs", PROJECT_ROOT).facts
-    assert facts["counts"] == {"node": {"kb_doc": 12}}
+def test_kb_docs_data_tells_builds_apart() -> None:
+    """kb_docs version 3 can tell a filter from its absence and one sort key from another."""
+    fixture = load_fixture("kb_docs", PROJECT_ROOT)
+    facts = fixture.facts
+    assert facts["counts"] == {"node": {"kb_doc": 23, "kb_faq": 1}}
     assert facts["modules"] == ["field", "node", "options", "text"]
     records = facts["content"]
-    assert [r["uuid"] for r in records] == [kb(n) for n in range(1, 13)]
-    assert all(r["status"] is True and r["bundle"] == "kb_doc" for r in records)
+    assert [r["uuid"] for r in records] == [kb(n) for n in range(1, 25)]
+    created = {doc.uuid: doc.values["created"][0]["value"]
+               for doc in load_content_dir(fixture.directory / "content")}
+    assert len(set(created.values())) == len(records)  # every item its own creation time
+    unpublished = [r for r in records if not r["status"]]
+    assert [(r["bundle"], r["fields"]["field_kb_section"]) for r in unpublished] == [
+        ("kb_doc", "billing")] * 2
+    faq = [r for r in records if r["bundle"] == "kb_faq"]
+    assert [r["fields"]["field_kb_section"] for r in faq] == ["billing"]
+    articles = [r for r in records if r["bundle"] == "kb_doc" and r["status"]]
     sections: dict[str, list[dict[str, Any]]] = {}
-    for record in records:  # records are in UUID order, which is creation order
+    for record in articles:  # records are in UUID order, which is id order
         sections.setdefault(record["fields"]["field_kb_section"], []).append(record)
     assert sorted(sections) == ["accounts", "billing", "getting_started", "troubleshooting"]
+    assert len(sections["billing"]) == 12  # more than a default 10-item pager shows
     for section, members in sections.items():
-        created = [r["label"] for r in members]
-        by_title = sorted(created)
+        by_id = [r["label"] for r in members]
+        by_title = sorted(by_id)
+        by_created = [r["label"] for r in sorted(members, key=lambda r: created[r["uuid"]])]
         by_weight = [r["label"] for r in sorted(members, key=lambda r: r["fields"]
                                                 ["field_kb_weight"])]
-        assert sorted(r["fields"]["field_kb_weight"] for r in members) == [1, 2, 3], section
-        orders = [created, by_title, by_weight, created[::-1], by_title[::-1]]
-        assert by_weight not in orders[:2] + orders[3:], section
-        assert created not in (by_title, by_title[::-1]), section
-    billing = [r["label"] for r in sorted(sections["billing"],
-                                          key=lambda r: r["fields"]["field_kb_weight"])]
-    assert billing == ["Update your payment method", "Request a refund",
-                       "Understand your invoice"]
+        weights = [r["fields"]["field_kb_weight"] for r in members]
+        assert len(set(weights)) == len(weights), section  # no tie in the task's own order
+        others = [by_id, by_title, by_created]
+        assert by_weight not in [*others, *(o[::-1] for o in others)], section
+        # Three items have six orders: creation order must differ from id and title order, but
+        # may be one of them reversed (no order is left for it otherwise).
+        assert by_created not in (by_id, by_title), section
+    lightest = min(r["fields"]["field_kb_weight"] for r in sections["billing"])
+    assert all(r["fields"]["field_kb_weight"] < lightest for r in [*faq, unpublished[0]])
 
 
 # ---------------------------------------------------------------------------- selectors
@@ -276,13 +290,13 @@ def test_export_asks_the_driver_in_a_constant_number_of_round_trips(source: Path
                                                                      tmp_path: Path) -> None:
     site = EmbeddedSite(source)
     with site.session() as store:
-        for n in range(13, 40):
+        for n in range(25, 52):
             site.create_entity(store, "node", "kb_doc", {
                 "title": f"Extra {n}", "field_kb_section": "billing", "field_kb_weight": n},
                 kb(n))
     target = shutil.copytree(SHIPPED / "fixture_kb_docs", tmp_path / "fixture_kb_docs")
     result = export_fixture("kb_docs", source, into=target, driver=site)
-    assert len(result.content) == 39
+    assert len(result.content) == 51
     assert site.round_trips == 2  # read_state: config + modules, then the entity records
 
 
@@ -533,9 +547,9 @@ def test_bed_init_with_the_shipped_fixtures(bed_cli: MainRunner, site: MainRunne
     rc, out, err = site(target, "entity:list", "node", "--format=json")
     assert rc == 0, err
     nodes = json.loads(out)
-    assert sorted(n["uuid"] for n in nodes.values()) == [kb(n) for n in range(1, 13)]
-    assert {n["bundle"] for n in nodes.values()} == {"kb_doc"}
-    assert all(n["status"] for n in nodes.values())
+    assert sorted(n["uuid"] for n in nodes.values()) == [kb(n) for n in range(1, 25)]
+    assert {n["bundle"] for n in nodes.values()} == {"kb_doc", "kb_faq"}
+    assert sum(1 for n in nodes.values() if not n["status"]) == 2
     rc, out, err = site(target, "entity:list", "canvas_page", "--format=json")
     assert [(p["uuid"], p["label"]) for p in json.loads(out).values()] == [
         ("ca0a5000-0000-4000-8000-000000000001", "Home")]
@@ -543,11 +557,13 @@ def test_bed_init_with_the_shipped_fixtures(bed_cli: MainRunner, site: MainRunne
         "canvas.page_region.",)))
     assert tree_answer.config_names["canvas.page_region."] == [
         "canvas.page_region.olivero.footer", "canvas.page_region.olivero.header"]
-    # The fixture's point: sorting billing articles by weight, title or id gives three orders.
+    # The fixture's point: sorting billing articles by weight, title, id or creation time gives
+    # four orders.
     orders = {}
     for key, (table, column) in {"weight": ("node__field_kb_weight", "field_kb_weight_value"),
                                  "title": ("node_field_data", "title"),
-                                 "nid": ("node_field_data", "nid")}.items():
+                                 "nid": ("node_field_data", "nid"),
+                                 "created": ("node_field_data", "created")}.items():
         view = billing_view(key, table, column)
         rc, _, err = site(target, "config:set", f"views.view.{view['id']}", "?",
                           json.dumps(view), "--input-format=json")
@@ -555,11 +571,13 @@ def test_bed_init_with_the_shipped_fixtures(bed_cli: MainRunner, site: MainRunne
         rc, out, err = site(target, "views:execute", view["id"], "--format=json")
         assert rc == 0, err
         orders[key] = [row["label"] for row in json.loads(out)]
-    assert orders["weight"] == ["Update your payment method", "Request a refund",
-                                "Understand your invoice"]
+    assert orders["weight"][:3] == ["Update your payment method", "Request a refund",
+                                    "Understand your invoice"]
+    assert len(orders["weight"]) == 12
     assert orders["title"] == sorted(orders["weight"])
-    assert orders["nid"] == ["Understand your invoice", "Update your payment method",
-                             "Request a refund"]
+    assert orders["nid"][:3] == ["Understand your invoice", "Update your payment method",
+                                 "Request a refund"]
+    assert len({tuple(order) for order in orders.values()}) == 4
 
 
 def billing_view(key: str, table: str, column: str) -> dict[str, Any]:
@@ -572,7 +590,9 @@ def billing_view(key: str, table: str, column: str) -> dict[str, Any]:
                 "type": {"table": "node_field_data", "field": "type", "operator": "in",
                          "value": {"kb_doc": "kb_doc"}},
                 "section": {"table": "node__field_kb_section", "field": "field_kb_section_value",
-                            "operator": "=", "value": "billing"}},
+                            "operator": "=", "value": "billing"},
+                "status": {"table": "node_field_data", "field": "status", "operator": "=",
+                           "value": "1"}},
             "sorts": {key: {"table": table, "field": column, "order": "ASC"}},
             "pager": {"type": "none", "options": {"offset": 0}}}}},
     }

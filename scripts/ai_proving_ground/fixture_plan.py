@@ -20,6 +20,7 @@ from ai_proving_ground.fsutil import safe_name
 from ai_proving_ground.schemas import schema_errors
 from ai_proving_ground.sites.base import (
     ContentSelector,
+    EntityRecord,
     ModuleState,
     SiteDriver,
     StateQuery,
@@ -28,6 +29,12 @@ from ai_proving_ground.sites.embedded.default_content import dump_document
 
 # Top-level keys Drupal's config export for recipes leaves out: they are site-specific.
 STRIPPED_CONFIG_KEYS = ("uuid", "_core")
+# Base fields every Drupal site fills itself on a node (its author, the revision's author and
+# log, promotion and stickiness defaults, the translation flag): Drupal's exporter writes them,
+# the embedded site has none, and they say nothing about a fixture's content. An export leaves
+# them out unless the fragment's export.keep_fields keeps one.
+SITE_FIELDS = ("uid", "revision_uid", "revision_log", "revision_translation_affected", "promote",
+               "sticky")
 
 
 @dataclass(frozen=True)
@@ -113,8 +120,9 @@ def plan_export(site: SiteDriver, fragment: dict[str, Any], install: list[str], 
         raise ApgError("APG_EXPORT_CONFIG_MISSING", "config vanished from the source site "
                        "during export: " + ", ".join(absent))
     for config_name in config_names:
+        # Spelled as comparable_config spells it, so both drivers export the same bytes.
         files[f"config/{safe_name(config_name, 'config name')}.yml"] = yamldump.dumps(
-            strip_config(config_data[config_name]))
+            comparable_config(config_data[config_name]))
 
     selectors = [ContentSelector(entity_type=s["entity_type"], bundle=s.get("bundle"),
                                  uuids=tuple(s.get("uuids") or ())) for s in export["content"]]
@@ -126,15 +134,18 @@ def plan_export(site: SiteDriver, fragment: dict[str, Any], install: list[str], 
         raise ApgError("APG_EXPORT_NAMESPACE", f"content outside the namespace {namespace}: "
                        + ", ".join(outside) + "; give it a UUID that starts with "
                        f"{namespace} on the source site, or narrow export.content")
+    entities = _exported_entities(site, docs)
+    keep = list(export.get("keep_fields") or [])
     uuids: list[str] = []
     for doc in docs:
         meta = doc["_meta"]
         entity_type = safe_name(str(meta["entity_type"]), "entity type")
         uuid = safe_name(str(meta["uuid"]), "content uuid")
-        files[f"content/{entity_type}/{uuid}.yml"] = dump_document(doc)
+        files[f"content/{entity_type}/{uuid}.yml"] = dump_document(
+            canonical_document(doc, keep, entities[uuid]))
         uuids.append(uuid)
 
-    facts = _facts(site, first.modules, install, config_names, docs,
+    facts = _facts(first.modules, install, config_names, docs, entities,
                    list(export.get("record_fields") or []))
     fragment_text = hand_kept + yamldump.dumps({"facts": facts})
     errors = schema_errors(yamlio.loads(fragment_text), "fragment")
@@ -149,9 +160,32 @@ def plan_export(site: SiteDriver, fragment: dict[str, Any], install: list[str], 
     return ExportPlan(files=files, removed=removed, config=config_names, content=uuids, notes=notes)
 
 
-def _facts(site: SiteDriver, modules: Mapping[str, ModuleState], install: list[str],
+def _exported_entities(site: SiteDriver, docs: list[dict[str, Any]]) -> dict[str, EntityRecord]:
+    """The exported entities as records (one round trip): their creation time and the facts."""
+    uuids = tuple(str(doc["_meta"]["uuid"]) for doc in docs)
+    found = site.read_state(StateQuery(entities=uuids)).entities if uuids else {}
+    missing = [uuid for uuid in uuids if found.get(uuid) is None]
+    if missing:
+        raise ApgError("APG_EXPORT_FAILED", f"content {missing[0]} vanished from the source site "
+                       "during export; run the export again")
+    return {uuid: record for uuid, record in found.items() if record is not None}
+
+
+def canonical_document(doc: dict[str, Any], keep: Sequence[str],
+                       record: EntityRecord) -> dict[str, Any]:
+    """A content document as a fixture ships it, the same from either driver: fields sorted by
+    name, the site's own bookkeeping fields left out, and ``created`` kept when asked for
+    (Drupal's exporter omits it; the record has it)."""
+    default = {name: items for name, items in doc["default"].items()
+               if name not in SITE_FIELDS or name in keep}
+    if "created" in keep:
+        default["created"] = [{"value": record.created}]
+    return {**doc, "default": dict(sorted(default.items()))}
+
+
+def _facts(modules: Mapping[str, ModuleState], install: list[str],
            config_names: list[str], docs: list[dict[str, Any]],
-           record_fields: list[str]) -> dict[str, Any]:
+           entities: Mapping[str, EntityRecord], record_fields: list[str]) -> dict[str, Any]:
     providers = {n.split(".", 1)[0] for n in config_names}
     module_names = set(install) | {p for p in providers
                                    if p in modules and modules[p].enabled}
@@ -161,15 +195,10 @@ def _facts(site: SiteDriver, modules: Mapping[str, ModuleState], install: list[s
         bundles = counts.setdefault(str(meta["entity_type"]), {})
         bundle = str(meta.get("bundle") or meta["entity_type"])
         bundles[bundle] = bundles.get(bundle, 0) + 1
-    uuids = tuple(str(doc["_meta"]["uuid"]) for doc in docs)
-    entities = site.read_state(StateQuery(entities=uuids)).entities if uuids else {}
     content: list[dict[str, Any]] = []
-    for uuid in uuids:
-        record = entities.get(uuid)
-        if record is None:
-            raise ApgError("APG_EXPORT_FAILED", f"content {uuid} vanished from the source site "
-                           "during export; run the export again")
-        entry: dict[str, Any] = {"uuid": uuid, "entity_type": record.entity_type,
+    for doc in docs:
+        record = entities[str(doc["_meta"]["uuid"])]
+        entry: dict[str, Any] = {"uuid": record.uuid, "entity_type": record.entity_type,
                                  "bundle": record.bundle, "label": record.label,
                                  "status": bool(record.status)}
         if record_fields:

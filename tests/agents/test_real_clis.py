@@ -99,7 +99,7 @@ def test_wrong_sort_order_scores_zero(agent: str, drive: Drive,
     envelope = drive_and_grade(agent, drive, capsys, "DESC")[2]
     assert score(envelope) == 0.0
     details = envelope["evaluation_results"][0]["score_details"]["details"]
-    assert details["failed_checks"] == "rows-in-order"
+    assert details["failed_checks"] == "rows-in-order, page-served"
 
 
 def test_claude_code_all_denied_is_no_attempt(drive: Drive) -> None:

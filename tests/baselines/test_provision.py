@@ -37,7 +37,7 @@ def test_provision_captures_every_baseline_file(kit: Kit, raw_bed: Path) -> None
     baseline = kit.baseline(raw_bed)
     key = baseline.set_key
     assert summary["set_key"] == key and summary["noop"] is False
-    assert summary["fixtures"] == ["kb_docs@2", "canvas_home@1"]
+    assert summary["fixtures"] == ["kb_docs@3", "canvas_home@1"]
     directory = raw_bed / ".ai-proving-ground"
     assert baseline.directory == directory
 

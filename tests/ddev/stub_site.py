@@ -35,6 +35,13 @@ PROPERTY_TYPES = {
     "entity_reference": {"target_id": "integer"},
 }
 BASE_FIELDS = {"title": "string", "status": "boolean"}
+CREATED = 1796112808  # the corpus site's request time, which content without created gets
+# What Drupal 10.3's exporter (the probe's fallback) writes for a node besides its stored fields,
+# in the node's field order: the site's own author, revision author, promote, sticky and
+# translation flag (created, changed and revision metadata it leaves out).
+NODE_EXPORT_BASE = (("revision_uid", [{"target_id": 1}]), ("status", None), ("uid", [{"target_id": 1}]),
+                    ("title", None), ("promote", [{"value": True}]), ("sticky", [{"value": False}]),
+                    ("revision_translation_affected", [{"value": True}]))
 
 
 def capture(name: str) -> dict[str, Any]:
@@ -189,7 +196,9 @@ class Site:
         meta = document["_meta"]
         if meta["uuid"] in self.state["entities"]:
             return  # Existing::Skip, as recipes import content
-        values = document.get("default") or {}
+        values = dict(document.get("default") or {})
+        # created is a base field Drupal takes as given, else the request time (the corpus's).
+        created = int((values.pop("created", None) or [{"value": CREATED}])[0]["value"])
         self.validate_content(meta, values)
         self.state["next_id"] = self.state.get("next_id", 0) + 1
         self.state["entities"][meta["uuid"]] = {
@@ -198,6 +207,7 @@ class Site:
             "id": self.state["next_id"],
             "bundle": meta.get("bundle", meta["entity_type"]),
             "fields": {name: stored_items(items) for name, items in values.items()},
+            "created": created,
         }
 
     def validate_content(self, meta: dict[str, Any], values: dict[str, Any]) -> None:
@@ -265,8 +275,8 @@ class Site:
                 "label": title[0]["value"],
                 "status": bool(status[0]["value"]),
                 "fields": {name: fields[f"{uuid}|{name}"] for name in sorted(entity["fields"])},
-                "created": 1796112808,
-                "changed": 1796112808,
+                "created": entity.get("created", CREATED),
+                "changed": entity.get("created", CREATED),
             }
         config = self.state["config"]
         exported = (
@@ -348,7 +358,7 @@ class Site:
                     "bundle": e["bundle"],
                     "default_langcode": "en",
                 },
-                "default": {name: fields[f"{u}|{name}"] for name in e["fields"]},
+                "default": drupal_export_order(e, {name: fields[f"{u}|{name}"] for name in e["fields"]}),
             }
             for u, e in sorted(chosen.items(), key=lambda pair: pair[1]["id"])
         ]
@@ -359,6 +369,15 @@ class Site:
             for e in self.state["entities"].values()
             if e["entity_type"] == question["entity_type"] and question.get("bundle") in (None, e["bundle"])
         )
+
+
+def drupal_export_order(entity: dict[str, Any], values: dict[str, Any]) -> dict[str, Any]:
+    """A node's exported fields as Drupal writes them: its base fields first, in the node's order."""
+    if entity["entity_type"] != "node":
+        return values
+    base = {name: values.get(name) if added is None else added for name, added in NODE_EXPORT_BASE}
+    return {k: v for k, v in base.items() if v is not None} | {
+        k: v for k, v in values.items() if k not in base}
 
 
 def php_identical(a: Any, b: Any) -> bool:

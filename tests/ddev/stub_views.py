@@ -102,8 +102,8 @@ def _records(state: Mapping[str, Any]) -> list[EntityRecord]:
         records.append(EntityRecord(
             entity["entity_type"], uuid, int(entity["id"]), entity["bundle"],
             str((fields.get("title") or [{"value": ""}])[0]["value"]), status in ("1", True),
-            {name: items for name, items in fields.items() if name not in (*BASE, "created")},
-            created=int((fields.get("created") or [{"value": 0}])[0]["value"])))
+            {name: items for name, items in fields.items() if name not in BASE},
+            created=int(entity.get("created", 0))))
     return records
 
 

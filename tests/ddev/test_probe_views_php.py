@@ -23,6 +23,7 @@ from typing import Any
 
 import pytest
 
+from ai_proving_ground.bed import init_bed
 from ai_proving_ground.sites.base import StateQuery, ViewQuery
 from ai_proving_ground.sites.ddev.driver import PROBE_FILE
 from ai_proving_ground.sites.embedded.driver import EmbeddedSite
@@ -31,7 +32,8 @@ from ai_proving_ground.yamlio import load_yaml
 HERE = Path(__file__).resolve().parent
 HARNESS = HERE / "probe_harness.php"
 CORPUS = HERE.parent / "embedded" / "golden" / "views"
-FIXTURE = HERE.parents[1] / "fixtures" / "fixture_kb_docs"
+# The corpus site's content (kb_docs version 2, kept beside the corpus).
+FIXTURE = HERE.parent / "embedded" / "golden" / "corpus" / "fixture_kb_docs"
 CASES = sorted(CORPUS.glob("*.json"))
 CREATED = "1796112808"  # the corpus site's one creation second, as PDO returns it
 PHP = shutil.which("php")
@@ -126,10 +128,12 @@ def probe_answers() -> dict[str, dict[str, Any]]:
 
 
 @pytest.fixture(scope="module")
-def embedded(fixtures_template_bed: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[EmbeddedSite]:
+def embedded(tmp_path_factory: pytest.TempPathFactory) -> Iterator[EmbeddedSite]:
+    """A bed holding the corpus site's content (kb_docs version 2)."""
     target = tmp_path_factory.mktemp("probe_views") / "bed"
-    shutil.copytree(fixtures_template_bed, target, symlinks=True)
-    yield EmbeddedSite(target)
+    site = init_bed(target)
+    site.apply_recipe(FIXTURE)
+    yield site
 
 
 @pytest.mark.parametrize("path", CASES, ids=[p.stem for p in CASES])

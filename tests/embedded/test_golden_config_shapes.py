@@ -58,10 +58,10 @@ def _params(paths: list[Path]) -> list[Any]:
 
 
 @pytest.fixture
-def shapes_site(fixtures_bed: Path) -> Path:
-    """The shared kb_docs bed (as the corpus site) with the field type modules installed."""
-    EmbeddedSite(fixtures_bed).install_modules(MODULES)
-    return fixtures_bed
+def shapes_site(corpus_bed: Path) -> Path:
+    """The corpus site's bed (kb_docs version 2) with the field type modules installed."""
+    EmbeddedSite(corpus_bed).install_modules(MODULES)
+    return corpus_bed
 
 
 def _config_set(site: Any, approot: Path, name: str, data: Any) -> int:

@@ -2,7 +2,7 @@
 as it did on Drupal: the same rows in the same order, total_rows, outcome, validate() messages
 and broken handlers. One test per case, named for it.
 
-A bed with the shipped kb_docs fixture (the corpus site's content) is built once; each case sets
+A bed with the corpus site's content (kb_docs version 2, see conftest.py) is built once; each case sets
 its stored view config raw, as ``drush config:set`` did, and executes the captured display with
 the captured arguments.
 """
@@ -20,7 +20,9 @@ from ai_proving_ground.sites.embedded.driver import EmbeddedSite
 from ai_proving_ground.yamlio import load_yaml
 
 GOLDEN = Path(__file__).parent / "golden" / "views"
-FIXTURE = Path(__file__).parents[2] / "fixtures" / "fixture_kb_docs"
+# The corpus site's content (kb_docs version 2), kept beside the corpus: the shipped fixture
+# moved on, and Drupal's rows are for this content.
+FIXTURE = Path(__file__).parent / "golden" / "corpus" / "fixture_kb_docs"
 CASES = sorted(GOLDEN.glob("*.json"))
 # Cases whose row order rests on a sort tie: MariaDB's order there is the database's own (11,
 # 12, 2, 9 for four nodes of weight 2), so rows are compared run by run of equal sort keys,
@@ -33,9 +35,9 @@ def load_case(path: Path) -> dict[str, Any]:
 
 
 @pytest.fixture
-def golden_site(fixtures_bed: Path) -> EmbeddedSite:
-    """The shared kb_docs bed: the corpus site's content type, fields and 12 articles."""
-    return EmbeddedSite(fixtures_bed)
+def golden_site(corpus_bed: Path) -> EmbeddedSite:
+    """A copy of the corpus bed: its content type, fields and 12 articles."""
+    return EmbeddedSite(corpus_bed)
 
 
 def execute(site: EmbeddedSite, name: str, config: dict[str, Any], display: str,

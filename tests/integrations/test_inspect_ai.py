@@ -140,7 +140,7 @@ def test_reference_solution_through_the_site_tool_scores_one(reference_log: Eval
     assert score.value == 1.0
     assert score.answer is None
     assert score.explanation is not None
-    assert score.explanation.splitlines() == ["all 5 checks passed:", *(
+    assert score.explanation.splitlines() == [f"all {len(score.metadata['checks'])} checks passed:", *(
         f"- {check['id']} ({check['type']}): passed" for check in score.metadata["checks"])]
     assert all(check["passed"] for check in score.metadata["checks"])
     assert reference_log.results is not None
@@ -156,10 +156,10 @@ def test_a_model_that_only_talks_scores_zero_and_the_failing_check_is_named(talk
     assert score.value == 0.0
     assert score.explanation is not None
     assert "- rows-in-order (view_rows): expected [" in score.explanation
-    assert "\n- articles-untouched (entity_count): passed" in score.explanation  # every check has its line
+    assert "\n- rest-unchanged (site_unchanged): passed" in score.explanation  # every check has its line
     checks = {c["id"]: c for c in score.metadata["checks"]}
     assert checks["rows-in-order"]["passed"] is False
-    assert checks["articles-untouched"]["passed"] is True
+    assert checks["rest-unchanged"]["passed"] is True
     assert talk_log.results is not None
     assert talk_log.results.scores[0].metrics["accuracy"].value == 0.0
 

@@ -64,7 +64,7 @@ def test_page_served_by_a_view(fixtures_bed: Path, site: Any) -> None:
     result = one(fixtures_bed, spec)
     assert result["passed"] is True, result
     assert result["found"]["claims"] == ["view:kb_list/page_1"]
-    assert result["found"]["outcome"] == "rows" and len(result["found"]["rows"]) == 12
+    assert result["found"]["outcome"] == "rows" and len(result["found"]["rows"]) == 23
     first = result["found"]["rows"][0]
     assert one(fixtures_bed, {**spec, "rows": [first]})["message"] == (
         "executing the page /kb/list gave other rows")
@@ -230,6 +230,10 @@ def test_site_unchanged_on_a_fresh_bed(fixtures_bed: Path, site: Any) -> None:
      f"config {FOOTER} was changed (at status)"),
     (["config:set", "node.type.kb_doc", "name", "Article"],
      "config node.type.kb_doc was changed (at name)"),
+    (["entity:update", "canvas_page", HOME, "--values", '{"path": [{"alias": "/start"}]}'],
+     f"canvas_page:{HOME} is no longer what a visitor of /home gets (not served (404))"),
+    (["entity:update", "canvas_page", HOME, "--values", '{"status": false}'],
+     f"canvas_page:{HOME} is no longer what a visitor of /home gets (not served (403))"),
 ])
 def test_site_unchanged_names_what_changed(fixtures_bed: Path, site: Any, change: list[str],
                                            message: str) -> None:
@@ -244,7 +248,7 @@ def test_site_unchanged_counts_added_content_and_allows_what_the_task_names(
     ok(site, fixtures_bed, "entity:create", "node", "kb_doc", "--values", json.dumps(
         {"title": "New", "field_kb_section": "billing", "field_kb_weight": 4}))
     result = one(fixtures_bed, UNCHANGED)
-    assert any(c.startswith("node kb_doc: 13 items, the baseline has ")
+    assert any(c == "node kb_doc: 24 items, the baseline has 23"
                for c in result["found"]["changed"]), result
     allowed = {**UNCHANGED, "allow": {"content": ["node.kb_doc"]}}
     assert one(fixtures_bed, allowed)["passed"] is True

@@ -33,8 +33,9 @@ from ai_proving_ground.tasks.dataset import Dataset, Task, load_dataset
 SHIPPED = project_dir("datasets") / "build_tasks.yml"
 RUN_ID = "apg-run-20260718T101500Z-a1b2c3"
 MODEL = "anthropic/claude-sonnet-4"
-BILLING_BY_WEIGHT = ["6b0d0c00-0000-4000-8000-000000000007", "6b0d0c00-0000-4000-8000-000000000011",
-                     "6b0d0c00-0000-4000-8000-000000000003"]
+# The 12 published billing articles by weight, as the shipped dv01 task lists them.
+BILLING_BY_WEIGHT = next(c for c in load_dataset(SHIPPED).task("dv01_view_build").checks
+                         if c["id"] == "rows-in-order")["rows"]
 SHIPPED_TASKS = [t.id for t in load_dataset(SHIPPED).tasks]
 
 
@@ -167,13 +168,13 @@ WRONG_ORDER = ("sorts: {field_kb_weight_value: {id: field_kb_weight_value, table
                "sorts: {title: {id: title, table: node_field_data, field: title, order: ASC}}")
 
 
-@pytest.mark.parametrize(("change", "why"), [
-    (WRONG_SECTION, "other rows"),
-    (WRONG_ORDER, "the same rows in another order"),
+@pytest.mark.parametrize(("change", "why", "count"), [
+    (WRONG_SECTION, "other rows", 3),
+    (WRONG_ORDER, "the same rows in another order", 12),
 ], ids=["wrong-section", "wrong-order"])
-def test_config_valid_view_fails_only_the_execution_check(
+def test_config_valid_view_fails_only_the_execution_checks(
         fixtures_bed: Path, grade: GradeFn, site: Callable[..., None],
-        change: tuple[str, str], why: str) -> None:
+        change: tuple[str, str], why: str, count: int) -> None:
     step = load_dataset(SHIPPED).task("dv01_view_build").reference_steps[0]
     assert change[0] in step[3]
     site(fixtures_bed, *step[:3], step[3].replace(*change), *step[4:])
@@ -181,17 +182,17 @@ def test_config_valid_view_fails_only_the_execution_check(
     assert graded.rc == 0
     assert graded.result["score_details"]["score"] == 0.0
     assert graded.details["verdict"] == "fail"
-    assert graded.details["failed_checks"] == "rows-in-order"
-    assert graded.details["checks_passed"] == "4/5"
+    assert graded.details["failed_checks"] == "rows-in-order, page-served"
+    assert graded.details["checks_passed"] == "2/4"
     by_id = {c["id"]: c for c in graded.checks}
-    assert [c["id"] for c in graded.checks if c["passed"]] == [
-        "view-exists", "view-enabled", "page-path", "articles-untouched"]
+    assert [c["id"] for c in graded.checks if c["passed"]] == ["view-exists", "rest-unchanged"]
     rows = by_id["rows-in-order"]
     assert rows["type"] == "view_rows"
     assert rows["expected"] == BILLING_BY_WEIGHT
     assert rows["found"] != BILLING_BY_WEIGHT
-    assert len(rows["found"]) == 3
+    assert len(rows["found"]) == count
     assert rows["message"] == f"executing kb_billing/page_1 gave {why}"
+    assert by_id["page-served"]["message"] == f"executing the page /kb/billing gave {why}"
 
 
 def test_grade_costs_one_round_trip(fixtures_bed: Path,
@@ -332,7 +333,7 @@ def test_grader_tree_matches_the_provisioned_fingerprint(provisioned_fixtures_be
     assert graded.library["grader_tree_sha256"] == recorded[0].read_text(encoding="utf-8").strip()
     # The baseline's identity rides along: the set key that names the provisioned files.
     assert recorded[0].name == f"grader.{graded.library['fixture_set_key']}.sha256"
-    assert '"fixtures":["canvas_home@1","kb_docs@2"]' in graded.library["fixture_set"]
+    assert '"fixtures":["canvas_home@1","kb_docs@3"]' in graded.library["fixture_set"]
     # Changing judged code (a recipe in the bed) changes the fingerprint.
     (provisioned_fixtures_bed / "recipes" / "extra.txt").write_text("x", encoding="utf-8")
     changed = grade(provisioned_fixtures_bed, "cv01_footer_heading")

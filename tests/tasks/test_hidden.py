@@ -31,8 +31,10 @@ from ai_proving_ground.tasks.model_diff import model_diff
 from ai_proving_ground.tasks.run import site_command
 
 FIXTURES = ["kb_docs", "canvas_home"]
-BILLING_ROWS = ["6b0d0c00-0000-4000-8000-000000000007", "6b0d0c00-0000-4000-8000-000000000011",
-                "6b0d0c00-0000-4000-8000-000000000003"]
+# The 12 published billing articles by weight, as the shipped dv01 task lists them.
+BILLING_ROWS = [str(row) for row in next(
+    c for c in load_dataset(PROJECT_ROOT / "datasets" / "build_tasks.yml").task(
+        "dv01_view_build").checks if c["id"] == "rows-in-order")["rows"]]
 VISIBLE_CHECK = "web/modules/custom/kb_checks/check_view.py"
 HIDDEN_CHECK = "web/modules/custom/hidden_check/check_rows.py"
 # The visible check runs under the grader (no APG_SITE); the hidden one uses what it is given.

@@ -83,6 +83,7 @@ class ValidEntity:
     status: bool
     fields: dict[str, FieldItems]
     ignored: tuple[str, ...] = ()
+    created: int | None = None  # a creation time the values set (as Drupal takes one given)
 
 
 def validate_values(definition: EntityTypeDef, bundle: str, values: Mapping[str, Any],
@@ -128,9 +129,27 @@ def validate_values(definition: EntityTypeDef, bundle: str, values: Mapping[str,
         raise _refuse(f"{definition.id} needs a {definition.label_field}")
     status_items = fields.pop(definition.status_field, [{"value": True}])
     status = _as_bool(status_items[0].get("value", True)) if status_items else True
-    for derived in ("created", "changed", "langcode"):
+    created_items = fields.pop("created", None)
+    for derived in ("changed", "langcode"):
         fields.pop(derived, None)
-    return ValidEntity(label=label, status=status, fields=fields, ignored=tuple(ignored))
+    return ValidEntity(label=label, status=status, fields=fields, ignored=tuple(ignored),
+                       created=_timestamp(created_items))
+
+
+def _timestamp(items: FieldItems | None) -> int | None:
+    """A ``created`` value as Drupal's timestamp field takes it: whole seconds, else refused."""
+    if not items:
+        return None
+    value: Any = items[0].get("value")
+    if isinstance(value, int) and not isinstance(value, bool):
+        return value
+    if isinstance(value, str) and value.strip().lstrip("-").isdigit():
+        return int(value)
+    return _bad_timestamp(value)
+
+
+def _bad_timestamp(value: Any) -> int:
+    raise _refuse(f"created must be a timestamp in seconds, got {value!r}")
 
 
 def _is_defined(definition: EntityTypeDef, bundle: str, name: str, config: ConfigReader) -> bool:

@@ -227,8 +227,9 @@ def create_entity(store: Store, public_files: Path, entity_type: str, bundle: st
     if store.uuids_present([new_uuid]):
         raise ApgError("APG_ENTITY_EXISTS", f"an entity with uuid {new_uuid} already exists")
     now = int(time.time())
+    created = now if valid.created is None else valid.created
     record = EntityRecord(entity_type, new_uuid, store.next_id(entity_type), bundle,
-                          valid.label, valid.status, valid.fields, created=now, changed=now)
+                          valid.label, valid.status, valid.fields, created=created, changed=now)
     store.entity_insert(record)
     return record, valid.ignored
 

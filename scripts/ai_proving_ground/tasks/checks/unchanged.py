@@ -4,9 +4,10 @@ The baseline is what provision imported: the task's fixtures (their config and c
 their ownership claims and counts) and the base recipe's config actions (the site name, the
 front page). Live config is compared with the shipped files as ``fixture_plan.comparable_config``
 spells both (so the embedded site and Drupal compare alike), content by label, status and every
-configurable field. A task declares what it may change in ``allow``: config names (an entry
-ending in a dot is a prefix), and content by UUID, ``<entity_type>.<bundle>`` or
-``<entity_type>``.
+configurable field, and an aliased entity must still be what a visitor of its alias gets (a
+page moved off its path or unpublished). A task declares what it may change in ``allow``:
+config names (an entry ending in a dot is a prefix), and content by UUID,
+``<entity_type>.<bundle>`` or ``<entity_type>``.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from typing import Any
 from ai_proving_ground.fixture_plan import comparable_config
 from ai_proving_ground.fixtures import load_set
 from ai_proving_ground.paths import BASE_RECIPE_NAME, project_dir
-from ai_proving_ground.sites.base import CountQuery, EntityRecord, StateAnswer
+from ai_proving_ground.sites.base import CountQuery, EntityRecord, PageQuery, StateAnswer
 from ai_proving_ground.sites.embedded.content_model import normalize_items
 from ai_proving_ground.sites.embedded.default_content import ContentDoc, load_content_dir
 from ai_proving_ground.sites.embedded.entity_types import ENTITY_TYPES
@@ -80,6 +81,7 @@ class SiteUnchanged(Check):
 
     baseline: Baseline
     _counts: dict[tuple[str, str], int]
+    _aliases: dict[tuple[str, str], int]
 
     def prepare(self, context: CheckContext) -> None:
         self.baseline = load_baseline(context)
@@ -93,6 +95,11 @@ class SiteUnchanged(Check):
         return bool({uuid, entity_type, f"{entity_type}.{bundle}"} & allowed)
 
     def plan(self, plan: QueryPlan) -> None:
+        self._aliases = {(alias, f"{doc.entity_type}:{doc.uuid}"): plan.add(plan.pages,
+                                                                           PageQuery(alias))
+                         for doc in self.baseline.content
+                         if not self._allowed_content(doc.entity_type, doc.bundle, doc.uuid)
+                         for alias in _aliases(doc)}
         for name in [*self.baseline.config, *self.baseline.actions]:
             plan.add(plan.config, name)
         for prefix in self.baseline.prefixes:
@@ -145,6 +152,11 @@ class SiteUnchanged(Check):
                 changes.append(f"{what} was deleted")
                 continue
             changes += [f"{what} {change}" for change in _entity_changes(doc, record)]
+        for (alias, claim), index in self._aliases.items():
+            page = answer.pages[index]
+            if page.served != claim or page.outcome != "entity":
+                got = page.served if page.outcome == "entity" else page.outcome
+                changes.append(f"{claim} is no longer what a visitor of {alias} gets ({got})")
         for key, index in self._counts.items():
             if self._allowed_content(*key):
                 continue
@@ -152,6 +164,12 @@ class SiteUnchanged(Check):
             if count != baseline:
                 changes.append(f"{key[0]} {key[1]}: {count} items, the baseline has {baseline}")
         return changes
+
+
+def _aliases(doc: ContentDoc) -> list[str]:
+    """The path aliases a content file gives its entity: where a visitor must still find it."""
+    return [str(item["alias"]) for item in normalize_items(doc.values.get("path"))
+            if isinstance(item.get("alias"), str) and item["alias"]]
 
 
 def _first_key(shipped: Any, live: Any) -> str:

@@ -1,0 +1,374 @@
+"""The shipped tasks tell builds apart: each wrong build the issue lists (written from the prompts'
+own words) is rejected, and each right build that differs from the reference still passes.
+
+One case per build. Each is applied with ``apg site`` commands to a fresh bed (a copy of one
+with the shipped fixtures) and graded with the task's own checks, as ``apg grade`` grades it;
+the reference solution must score 1 and doing nothing 0.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from ai_proving_ground.paths import project_dir
+from ai_proving_ground.sites.embedded.driver import EmbeddedSite
+from ai_proving_ground.tasks.checks import run_checks
+from ai_proving_ground.tasks.dataset import Task, load_dataset
+
+DATASET = load_dataset(project_dir("datasets") / "build_tasks.yml")
+HOME = "ca0a5000-0000-4000-8000-000000000001"
+FOOTER = "canvas.page_region.olivero.footer"
+HEADER = "canvas.page_region.olivero.header"
+ARTICLE = "6b0d0c00-0000-4000-8000-000000000002"  # accounts: no task touches it
+Site = Callable[..., tuple[int, str, str]]
+Build = Callable[[Site, Path], None]
+
+
+def task(task_id: str) -> Task:
+    return DATASET.task(task_id)
+
+
+def run(site: Site, bed: Path, *args: str) -> None:
+    rc, out, err = site(bed, *args)
+    assert rc == 0, (args, out, err)
+
+
+def reference(task_id: str) -> Build:
+    def build(site: Site, bed: Path) -> None:
+        for step in task(task_id).reference_steps:
+            run(site, bed, *step)
+    return build
+
+
+def nothing(site: Site, bed: Path) -> None:
+    return None
+
+
+def then(*builds: Build) -> Build:
+    def build(site: Site, bed: Path) -> None:
+        for one in builds:
+            one(site, bed)
+    return build
+
+
+def steps(*commands: list[str]) -> Build:
+    def build(site: Site, bed: Path) -> None:
+        for command in commands:
+            run(site, bed, *command)
+    return build
+
+
+# ---------------------------------------------------------------------------- dv01
+
+def reference_view() -> dict[str, Any]:
+    step = task("dv01_view_build").reference_steps[0]
+    view: dict[str, Any] = yaml.safe_load(step[3])
+    return view
+
+
+def view(change: Callable[[dict[str, Any]], None], name: str = "kb_billing") -> Build:
+    """The reference view with one change, saved as ``views.view.<name>``."""
+    def build(site: Site, bed: Path) -> None:
+        data = reference_view()
+        data["id"] = name
+        change(data)
+        run(site, bed, "config:set", f"views.view.{name}", "?", json.dumps(data),
+            "--input-format=yaml")
+    return build
+
+
+def master(data: dict[str, Any]) -> dict[str, Any]:
+    options: dict[str, Any] = data["display"]["default"]["display_options"]
+    return options
+
+
+def same(data: dict[str, Any]) -> None:
+    return None
+
+
+def set_sorts(sorts: dict[str, Any]) -> Callable[[dict[str, Any]], None]:
+    return lambda data: master(data).__setitem__("sorts", sorts)
+
+
+def drop_filter(name: str) -> Callable[[dict[str, Any]], None]:
+    return lambda data: master(data)["filters"].pop(name)
+
+
+def set_pager(pager: dict[str, Any] | None) -> Callable[[dict[str, Any]], None]:
+    def change(data: dict[str, Any]) -> None:
+        if pager is None:
+            master(data).pop("pager")
+        else:
+            master(data)["pager"] = pager
+    return change
+
+
+def page_option(key: str, value: Any) -> Callable[[dict[str, Any]], None]:
+    return lambda data: data["display"]["page_1"]["display_options"].__setitem__(key, value)
+
+
+def filters_on_the_page(data: dict[str, Any]) -> None:
+    page = data["display"]["page_1"]["display_options"]
+    page["defaults"] = {"filters": False, "filter_groups": False}
+    page["filters"] = master(data).pop("filters")
+    master(data)["filters"] = {}
+
+
+def tie_break(data: dict[str, Any]) -> None:
+    master(data)["sorts"]["nid"] = {"id": "nid", "table": "node_field_data", "field": "nid",
+                                    "order": "ASC"}
+
+
+def by_config_import(site: Site, bed: Path) -> None:
+    run(site, bed, "config:export")
+    sync = bed / "config" / "sync" / "views.view.kb_billing.yml"
+    sync.write_text(yaml.safe_dump(reference_view()), encoding="utf-8")
+    run(site, bed, "config:import")
+
+
+def by_recipe(site: Site, bed: Path) -> None:
+    recipe = bed / "recipes" / "kb_billing_view"
+    (recipe / "config").mkdir(parents=True)
+    (recipe / "recipe.yml").write_text("name: Billing view\ntype: Site\ninstall:\n  - views\n",
+                                       encoding="utf-8")
+    (recipe / "config" / "views.view.kb_billing.yml").write_text(
+        yaml.safe_dump(reference_view()), encoding="utf-8")
+    run(site, bed, "recipe", str(recipe))
+
+
+WEIGHT = {"field_kb_weight_value": {"id": "field_kb_weight_value", "table": "node__field_kb_weight",
+                                    "field": "field_kb_weight_value", "order": "ASC"}}
+DV01_WRONG: dict[str, Build] = {
+    "nothing": nothing,
+    "no sort": view(set_sorts({})),
+    "sorted by creation date": view(set_sorts({"created": {
+        "id": "created", "table": "node_field_data", "field": "created", "order": "ASC"}})),
+    "sorted by creation date, newest first": view(set_sorts({"created": {
+        "id": "created", "table": "node_field_data", "field": "created", "order": "DESC"}})),
+    "sorted on a missing field": view(set_sorts({"field_kb_order_value": {
+        "id": "field_kb_order_value", "table": "node__field_kb_order",
+        "field": "field_kb_order_value", "order": "ASC"}})),
+    "heaviest first": view(set_sorts({"w": {**WEIGHT["field_kb_weight_value"], "order": "DESC"}})),
+    "sorted by title": view(set_sorts({"title": {
+        "id": "title", "table": "node_field_data", "field": "title", "order": "ASC"}})),
+    "no published filter": view(drop_filter("status")),
+    "no content-type filter": view(drop_filter("type")),
+    "no section filter": view(drop_filter("field_kb_section_value")),
+    "Drupal's default 10-item pager": view(set_pager(
+        {"type": "mini", "options": {"items_per_page": 10, "offset": 0}})),
+    "no pager option (Views' default)": view(set_pager(None)),
+    "an offset": view(set_pager({"type": "none", "options": {"offset": 1}})),
+    "the page display disabled": view(page_option("enabled", False)),
+    "the view disabled": view(lambda data: data.__setitem__("status", False)),
+    "another path": view(page_option("path", "billing")),
+    "a second view on the same path": then(reference("dv01_view_build"),
+                                           view(same, name="kb_billing_copy")),
+    "an article retitled": then(reference("dv01_view_build"), steps(
+        ["entity:update", "node", ARTICLE, "--values", '{"title": "Reset it"}'])),
+    "the front page changed": then(reference("dv01_view_build"), steps(
+        ["config:set", "system.site", "page.front", "/kb/billing"])),
+}
+DV01_RIGHT: dict[str, Build] = {
+    "the reference": reference("dv01_view_build"),
+    "filters overridden on the page display": view(filters_on_the_page),
+    "a tie-break sort": view(tie_break),
+    "another pager that still shows everything": view(set_pager(
+        {"type": "some", "options": {"items_per_page": 50, "offset": 0}})),
+    "a full pager of 0 items (all)": view(set_pager(
+        {"type": "full", "options": {"items_per_page": 0, "offset": 0}})),
+    "the view saved through config import": by_config_import,
+    "the view saved through a recipe": by_recipe,
+    "another uuid": view(lambda data: data.__setitem__(
+        "uuid", "0f0f0f0f-0000-4000-8000-000000000001")),
+    "a corrected first try": then(view(set_sorts({})), view(drop_filter("status")),
+                                  reference("dv01_view_build")),
+    "a path with a leading slash": view(page_option("path", "/kb/billing")),
+}
+
+
+# ---------------------------------------------------------------------------- cv01
+
+PARAGRAPH = {"uuid": "ca0a5000-c000-4000-8000-000000000007", "component_id": "sdc.apg.paragraph",
+             "inputs": {"text": "Still stuck? Contact support and we will get back to you within "
+                                "one working day."}}
+HEADING = {"uuid": "ca0a5000-c000-4000-8000-0000000000f1", "component_id": "sdc.apg.heading",
+           "inputs": {"text": "Need more help?", "level": "h2"}}
+
+
+def footer(*items: dict[str, Any]) -> Build:
+    return steps(["config:set", FOOTER, "component_tree", json.dumps(list(items)),
+                  "--input-format=yaml"])
+
+
+def header_plus(item: dict[str, Any]) -> Build:
+    def build(site: Site, bed: Path) -> None:
+        rc, out, _ = site(bed, "config:get", HEADER, "component_tree", "--format=json")
+        assert rc == 0
+        tree = json.loads(out)
+        tree = tree.get(f"{HEADER}:component_tree", tree) if isinstance(tree, dict) else tree
+        run(site, bed, "config:set", HEADER, "component_tree", json.dumps([*tree, item]),
+            "--input-format=yaml")
+    return build
+
+
+UNPUBLISH_HOME = steps(["entity:update", "canvas_page", HOME, "--values", '{"status": false}'])
+MOVE_HOME = steps(["entity:update", "canvas_page", HOME, "--values",
+                   '{"path": [{"alias": "/start"}]}'])
+DELETE_ARTICLE = steps(["entity:delete", "node", ARTICLE])
+CV01_WRONG: dict[str, Build] = {
+    "nothing": nothing,
+    "the kept paragraph's text rewritten": footer(
+        {**PARAGRAPH, "inputs": {"text": "Need help? Contact support."}}, HEADING),
+    "the heading added twice": footer(PARAGRAPH, HEADING, {**HEADING, "uuid": "c-2"}),
+    "an extra component": footer(PARAGRAPH, HEADING, {
+        "uuid": "c-3", "component_id": "sdc.apg.paragraph", "inputs": {"text": "We reply fast."}}),
+    "the paragraph replaced": footer(HEADING),
+    "the heading at another level": footer(PARAGRAPH, {**HEADING, "inputs": {
+        "text": "Need more help?", "level": "h3"}}),
+    "the heading also in the header": then(reference("cv01_footer_heading"),
+                                           header_plus({**HEADING, "uuid": "c-4"})),
+    "the heading only in the header": header_plus(HEADING),
+    "the footer region disabled": then(reference("cv01_footer_heading"), steps(
+        ["config:set", FOOTER, "status", "false", "--input-format=yaml"])),
+    "the front page unpublished": then(reference("cv01_footer_heading"), UNPUBLISH_HOME),
+    "the front page moved off /home": then(reference("cv01_footer_heading"), MOVE_HOME),
+    "an article deleted": then(reference("cv01_footer_heading"), DELETE_ARTICLE),
+}
+CV01_RIGHT: dict[str, Build] = {
+    "the reference": reference("cv01_footer_heading"),
+    "other UUIDs": footer({**PARAGRAPH, "uuid": "7b1e0000-0000-4000-8000-000000000001"},
+                          {**HEADING, "uuid": "7b1e0000-0000-4000-8000-000000000002"}),
+    "the heading first": footer(HEADING, PARAGRAPH),
+    "a corrected first try": then(footer(HEADING), footer(PARAGRAPH, HEADING,
+                                                          {**HEADING, "uuid": "c-9"}),
+                                  reference("cv01_footer_heading")),
+}
+
+
+# ---------------------------------------------------------------------------- cv02
+
+def home_components() -> list[dict[str, Any]]:
+    step = task("cv02_front_page_card").reference_steps[0]
+    components: list[dict[str, Any]] = json.loads(step[4])["components"]
+    return components
+
+
+def home(change: Callable[[list[dict[str, Any]]], list[dict[str, Any]]]) -> Build:
+    return lambda site, bed: run(site, bed, "entity:update", "canvas_page", HOME, "--values",
+                                 json.dumps({"components": change(copy.deepcopy(home_components()))}))
+
+
+NEW_CARD = "ca0a5000-c000-4000-8000-0000000000f2"
+
+
+def edit_card(inputs: dict[str, Any]) -> Callable[[list[dict[str, Any]]], list[dict[str, Any]]]:
+    def change(items: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        for item in items:
+            if item["uuid"] == NEW_CARD:
+                item["inputs"] = inputs
+        return items
+    return change
+
+
+def card_in_new_section(items: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    section = {"uuid": "c-s2", "component_id": "sdc.apg.section",
+               "inputs": {"title": "Popular topics"}}
+    for item in items:
+        if item["uuid"] == NEW_CARD:
+            item["parent_uuid"] = section["uuid"]
+    return [*items, section]
+
+
+def without(uuid: str) -> Callable[[list[dict[str, Any]]], list[dict[str, Any]]]:
+    return lambda items: [i for i in items if i["uuid"] != uuid]
+
+
+def renamed_section(items: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    for item in items:
+        if item["component_id"] == "sdc.apg.section":
+            item["inputs"] = {"title": "Topics"}
+    return items
+
+
+def card_twice(items: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    card = next(i for i in items if i["uuid"] == NEW_CARD)
+    return [*items, {**card, "uuid": "c-f3"}]
+
+
+def card_first(items: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    card = next(i for i in items if i["uuid"] == NEW_CARD)
+    return [card, *(i for i in items if i is not card)]
+
+
+def other_uuid(items: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    for item in items:
+        if item["uuid"] == NEW_CARD:
+            item["uuid"] = "7b1e0000-0000-4000-8000-00000000000c"
+    return items
+
+
+TROUBLE = {"title": "Troubleshooting", "body": "Fix sync errors and other common problems.",
+           "url": "/kb/troubleshooting"}
+CV02_WRONG: dict[str, Build] = {
+    "nothing": nothing,
+    "the card in a new section instead of the named one": home(card_in_new_section),
+    "the card's body wrong": home(edit_card({**TROUBLE, "body": "Fix sync errors."})),
+    "the card's body missing": home(edit_card({k: v for k, v in TROUBLE.items() if k != "body"})),
+    "the card at the top level": home(lambda items: [
+        {k: v for k, v in i.items() if i["uuid"] != NEW_CARD or k not in ("parent_uuid", "slot")}
+        for i in items]),
+    "an existing card removed": home(without("ca0a5000-c000-4000-8000-000000000004")),
+    "the hero removed": home(without("ca0a5000-c000-4000-8000-000000000001")),
+    "the section renamed": home(renamed_section),
+    "the card added twice": home(card_twice),
+    "the front page unpublished": then(reference("cv02_front_page_card"), UNPUBLISH_HOME),
+    "the front page moved off /home": then(reference("cv02_front_page_card"), MOVE_HOME),
+    "an article deleted": then(reference("cv02_front_page_card"), DELETE_ARTICLE),
+    "the footer changed too": then(reference("cv02_front_page_card"), footer(HEADING)),
+}
+CV02_RIGHT: dict[str, Build] = {
+    "the reference": reference("cv02_front_page_card"),
+    "other UUIDs": home(other_uuid),
+    "the card first in its section": home(card_first),
+    "a corrected first try": then(home(edit_card({**TROUBLE, "body": "x"})),
+                                  reference("cv02_front_page_card")),
+}
+
+
+# ---------------------------------------------------------------------------- the table
+
+def cases(task_id: str, builds: dict[str, Build], score: int) -> list[Any]:
+    return [pytest.param(task_id, build, score, id=f"{task_id}: {name}")
+            for name, build in builds.items()]
+
+
+TABLE = [*cases("dv01_view_build", DV01_WRONG, 0), *cases("dv01_view_build", DV01_RIGHT, 1),
+         *cases("cv01_footer_heading", CV01_WRONG, 0),
+         *cases("cv01_footer_heading", CV01_RIGHT, 1),
+         *cases("cv02_front_page_card", CV02_WRONG, 0),
+         *cases("cv02_front_page_card", CV02_RIGHT, 1)]
+
+
+def grade(bed: Path, task_id: str) -> tuple[int, list[str]]:
+    """The task's score on ``bed`` (1 when every check passes) and the failed checks' messages."""
+    graded = task(task_id)
+    driver = EmbeddedSite(bed)
+    results = run_checks(graded.checks, driver, bed, graded.fixtures)
+    assert driver.round_trips == 1
+    failed = [f"{r.id}: {r.message}" for r in results if not r.passed]
+    return (0 if failed else 1), failed
+
+
+@pytest.mark.parametrize(("task_id", "build", "score"), TABLE)
+def test_build_is_graded_as_it_behaves(fixtures_bed: Path, site: Site, task_id: str,
+                                       build: Build, score: int) -> None:
+    build(site, fixtures_bed)
+    got, failed = grade(fixtures_bed, task_id)
+    assert got == score, failed
