@@ -1,7 +1,9 @@
 """Arms that change what the agent gets, through a whole campaign with the real Claude Code and
 Codex CLIs against the scripted model server: the requests each CLI sent carry the skill's name
 and description in the with-skill arm only, and the instruction text in the instruction arms only
-(once from the instruction file, once from the prompt); each attempt's ``arm.json`` names what it
+(once from the instruction file, once from the prompt), and so do the CLIs' own records (Claude
+Code's stream-json init event lists the skill; Codex's session file keeps the skill and the
+instruction it sent); each attempt's ``arm.json`` names what it
 was given by SHA-256, and nothing of one arm is in another's HOME."""
 
 from __future__ import annotations
@@ -65,6 +67,17 @@ def sent(request: Recorded) -> str:
     return json.dumps(request.body)
 
 
+def own_transcript(out: Path, record: dict[str, Any], agent: str) -> str:
+    """What the CLI itself recorded of what it was offered: Claude Code's stream-json ``init``
+    event (its skill list), Codex's session file (its developer and user messages)."""
+    run = out / "runs" / attempt_dir(out, record) / "run"
+    if agent == "codex":
+        return (run / "codex-session.jsonl").read_text("utf-8")
+    events = [json.loads(line) for line in (run / "claude-code.jsonl").read_text("utf-8").splitlines()]
+    [init] = [e for e in events if e.get("type") == "system" and e.get("subtype") == "init"]
+    return json.dumps(init.get("skills"))
+
+
 def arm_record(out: Path, record: dict[str, Any]) -> dict[str, Any] | None:
     path = out / "runs" / attempt_dir(out, record) / "run" / "arm.json"
     return json.loads(path.read_text("utf-8")) if path.exists() else None
@@ -85,17 +98,17 @@ def test_the_skill_reaches_the_cli_in_the_with_arm_only(
             "with": {"skills": {"catalog": str(skills)}}}
     records, requests, out = run(apg, tmp_path, cli_bed, agent, "skills", arms, monkeypatch)
     for record, request in zip(records, requests, strict=True):
-        body = sent(request)
+        body, own = sent(request), own_transcript(out, record, agent)
         given = arm_record(out, record)
         assert given is not None
         installed = {s["name"]: s["sha256"] for s in given["skills"]}
-        assert OTHER_SKILL in body  # both arms: the catalog's other skill is offered
+        assert OTHER_SKILL in body and OTHER_SKILL in own  # both arms: the catalog's other skill
         if record["arm"] == "with":
-            assert SKILL in body and SKILL_DESCRIPTION in body
+            assert SKILL in body and SKILL_DESCRIPTION in body and SKILL in own
             assert installed == {SKILL: tree_sha256(skills / SKILL),
                                  OTHER_SKILL: tree_sha256(skills / OTHER_SKILL)}
         else:
-            assert SKILL not in body and "zebra-quartz-1789" not in body
+            assert SKILL not in body and "zebra-quartz-1789" not in body and SKILL not in own
             assert installed == {OTHER_SKILL: tree_sha256(skills / OTHER_SKILL)}
             assert given["excluded"] == [SKILL]
             # Nothing of the other arm in this run's HOME.
@@ -113,10 +126,12 @@ def test_the_instruction_reaches_the_cli_in_the_instruction_arms_only(
     digest = hashlib.sha256(INSTRUCTION.encode("utf-8")).hexdigest()
     for record, request in zip(records, requests, strict=True):
         body, given = sent(request), arm_record(out, record)
+        # Codex's session file keeps the messages it sent; Claude Code's stream-json does not.
+        own = own_transcript(out, record, agent) if agent == "codex" else body
         if record["arm"] == "plain":
-            assert "periwinkle-4471" not in body
+            assert "periwinkle-4471" not in body and "periwinkle-4471" not in own
             assert given is None  # the stock CLI: nothing given, nothing recorded
             continue
-        assert INSTRUCTION in body, record["arm"]
+        assert INSTRUCTION in body and INSTRUCTION in own, record["arm"]
         assert given is not None
         assert (given["instructions_to"], given["instructions_sha256"]) == (record["arm"], digest)
