@@ -4,6 +4,7 @@ host-shared adapter (the operator's HOME) is refused for an arm that gives somet
 
 from __future__ import annotations
 
+import hashlib
 import json
 from pathlib import Path
 from typing import Any
@@ -126,6 +127,12 @@ def test_a_campaign_records_each_arms_gift_in_its_attempts(apg: Any, tmp_path: P
         "repeats": 1, "seed": 2, "jobs": 1, "bed": str(template)})
     out = tmp_path / "out"
     run_campaign(apg, spec, out)
+    campaign = json.loads((out / "campaign.json").read_text())
+    skill = tree_sha256(tmp_path / "skills" / "one")
+    assert campaign["given"] == {"given": {
+        "catalog": str(tmp_path / "skills"), "excluded": [],
+        "skills": [{"name": "one", "sha256": skill}], "instructions_to": "file",
+        "instructions_sha256": hashlib.sha256(b"hi").hexdigest()}}
     for record in attempts(out):
         [run] = [p.parent for p in out.glob("runs/*/attempt.json")
                  if json.loads(p.read_text())["order"] == record["order"]]
@@ -134,7 +141,7 @@ def test_a_campaign_records_each_arms_gift_in_its_attempts(apg: Any, tmp_path: P
         if record["arm"] == "bare":
             assert not given.exists() and not (home / ".claude").exists()
         else:
-            assert json.loads(given.read_text())["skills"][0]["name"] == "one"
+            assert json.loads(given.read_text()) == campaign["given"]["given"]
             assert (home / ".claude" / "skills" / "one" / "SKILL.md").is_file()
 
 

@@ -89,6 +89,9 @@ class CampaignRecord(FieldsRecord):
     repeats: int
     jobs: int
     created_at: str
+    # Arm name -> what it gives the agent, by hash (arms.given.ArmRecord); arms giving nothing
+    # are absent. Each run's own arm.json says the same for that run.
+    given: dict[str, dict[str, Any]] = field(default_factory=dict)
 
     @classmethod
     def of(cls, campaign: Campaign, jobs: int, created_at: str) -> CampaignRecord:
@@ -99,7 +102,9 @@ class CampaignRecord(FieldsRecord):
                    arms=[arm.name for arm in spec.arms], compare=list(spec.compare),
                    tasks=[task.id for task in campaign.tasks], agents=list(spec.agents),
                    models=list(spec.models), repeats=spec.repeats, jobs=jobs,
-                   created_at=created_at)
+                   created_at=created_at,
+                   given={arm.name: arm.given.record().as_json() for arm in spec.arms
+                          if arm.given.recorded})
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> CampaignRecord:
