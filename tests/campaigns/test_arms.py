@@ -166,3 +166,20 @@ def test_an_arm_gift_refuses_an_adapter_in_the_operators_home(template: Path, tm
                  "--beds", str(tmp_path / "beds"))
     assert result.rc == 2 and "$.arms.told" in result.err and "host-shared" in result.err
     assert SPEC_INVALID in result.err
+
+
+def test_an_arm_adapter_runs_end_to_end_and_an_unknown_one_is_named(apg: Any, tmp_path: Path,
+                                                                    template: Path) -> None:
+    body = {"name": "adapters", "dataset": "build_tasks", "tasks": ["dv01_view_build"],
+            "agents": ["nop"], "arms": {"nop": {}, "oracle": {"adapter": "oracle"}},
+            "repeats": 1, "seed": 2, "jobs": 1, "bed": str(template)}
+    out = tmp_path / "out"
+    run_campaign(apg, write_spec(tmp_path / "spec.yml", body), out)
+    outcomes = {(r["arm"], r["agent"]): r["outcome"] for r in attempts(out)}
+    assert outcomes == {("nop", "nop"): "fail", ("oracle", "oracle"): "pass"}
+    report = apg("campaign", "report", str(out), "--json")
+    assert report.rc == 0, report.err
+    body["arms"]["oracle"]["adapter"] = "no-such-adapter"
+    result = apg("campaign", "run", str(write_spec(tmp_path / "bad.yml", body)), "--out",
+                 str(tmp_path / "out2"), "--beds", str(tmp_path / "beds2"))
+    assert result.rc == 2 and "$.arms.oracle.adapter" in result.err, result.err
