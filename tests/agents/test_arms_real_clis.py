@@ -20,6 +20,7 @@ from ai_proving_ground.arms.given import tree_sha256
 from support.model_server import Recorded, Reply, ScriptedModelServer
 
 AGENTS = ["claude-code", "codex"]
+API = {"claude-code": "anthropic", "codex": "openai"}
 # Unique words, so that a hit in a request can only come from the arm.
 SKILL = "kb-billing-views"
 SKILL_DESCRIPTION = "Use when building the kb_billing view: zebra-quartz-1789 ordering rules."
@@ -37,29 +38,30 @@ def catalog(root: Path) -> Path:
     return root / "skills"
 
 
-def run(apg: Any, tmp_path: Path, cli_bed: Path, agent: str, name: str,
+def run(apg: Any, tmp_path: Path, cli_bed: Path, agents: list[str], name: str,
         arms: dict[str, Any], monkeypatch: pytest.MonkeyPatch) -> tuple[list[dict[str, Any]],
                                                                        list[Recorded], Path]:
-    """The campaign with one attempt per arm (jobs 1: they start, and ask, in plan order); the
-    attempt records in order and the main requests the CLI sent, in the order they came."""
+    """The campaign with one attempt per arm and agent (jobs 1: they start, and ask, in plan
+    order); the attempt records in order and the main requests the CLIs sent, as they came."""
     spec = tmp_path / f"{name}.yml"
     spec.write_text(json.dumps({
         "name": name, "dataset": "build_tasks", "tasks": [TASK], "arms": arms,
-        "agents": [agent], "repeats": 1, "seed": 3, "jobs": 1, "bed": str(cli_bed),
+        "agents": agents, "repeats": 1, "seed": 3, "jobs": 1, "bed": str(cli_bed),
         "fixtures": FIXTURES, "agent_timeout_s": 200}), encoding="utf-8")
     out = tmp_path / f"{name}-out"
-    api = "anthropic" if agent == "claude-code" else "openai"
     with ScriptedModelServer([Reply("Nothing to build here.")], timeout_s=400) as server:
-        for variable, value in provider_env(agent, server.url).items():
-            monkeypatch.setenv(variable, value)
+        for agent in agents:
+            for variable, value in provider_env(agent, server.url).items():
+                monkeypatch.setenv(variable, value)
         result = apg("campaign", "run", str(spec), "--out", str(out),
                      "--beds", str(tmp_path / f"{name}-beds"))
-        requests = server.main_requests(api)
+        requests = [r for r in server.requests if r.main]
     assert result.rc == 0, result.err
     records = sorted((json.loads(p.read_text("utf-8")) for p in out.glob("runs/*/attempt.json")),
                      key=lambda r: r["order"])
-    assert [r["outcome"] for r in records] == ["fail"] * len(arms), result.err
-    assert len(requests) == len(arms)  # one Reply step: one main request per attempt
+    assert [r["outcome"] for r in records] == ["fail"] * len(arms) * len(agents), result.err
+    # One Reply step: one main request per attempt, from that attempt's CLI.
+    assert [r.api for r in requests] == [API[r["agent"]] for r in records]
     return records, requests, out
 
 
@@ -96,7 +98,8 @@ def test_the_skill_reaches_the_cli_in_the_with_arm_only(
     skills = catalog(tmp_path)
     arms = {"without": {"skills": {"catalog": str(skills), "exclude": [SKILL]}},
             "with": {"skills": {"catalog": str(skills)}}}
-    records, requests, out = run(apg, tmp_path, cli_bed, agent, "skills", arms, monkeypatch)
+    records, requests, out = run(apg, tmp_path, cli_bed, [agent], "skills", arms,
+                                   monkeypatch)
     for record, request in zip(records, requests, strict=True):
         body, own = sent(request), own_transcript(out, record, agent)
         given = arm_record(out, record)
@@ -122,7 +125,8 @@ def test_the_instruction_reaches_the_cli_in_the_instruction_arms_only(
         monkeypatch: pytest.MonkeyPatch) -> None:
     arms = {"plain": {}, "file": {"instructions": INSTRUCTION},
             "prompt": {"instructions": {"text": INSTRUCTION, "to": "prompt"}}}
-    records, requests, out = run(apg, tmp_path, cli_bed, agent, "instructions", arms, monkeypatch)
+    records, requests, out = run(apg, tmp_path, cli_bed, [agent], "instructions", arms,
+                                 monkeypatch)
     digest = hashlib.sha256(INSTRUCTION.encode("utf-8")).hexdigest()
     for record, request in zip(records, requests, strict=True):
         body, given = sent(request), arm_record(out, record)
@@ -135,3 +139,14 @@ def test_the_instruction_reaches_the_cli_in_the_instruction_arms_only(
         assert INSTRUCTION in body and INSTRUCTION in own, record["arm"]
         assert given is not None
         assert (given["instructions_to"], given["instructions_sha256"]) == (record["arm"], digest)
+
+
+def test_one_instruction_arm_across_both_clis(apg: Any, tmp_path: Path, cli_bed: Path,
+                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    """A cross-agent campaign: the agents axis, an arm with no adapter of its own."""
+    arms = {"plain": {}, "told": {"instructions": INSTRUCTION}}
+    records, requests, _ = run(apg, tmp_path, cli_bed, AGENTS, "across", arms, monkeypatch)
+    seen = {(r["arm"], r["agent"]): INSTRUCTION in sent(q)
+            for r, q in zip(records, requests, strict=True)}
+    assert seen == {("plain", "claude-code"): False, ("plain", "codex"): False,
+                    ("told", "claude-code"): True, ("told", "codex"): True}
