@@ -21,6 +21,7 @@ from ai_proving_ground.paths import project_dir
 from ai_proving_ground.sites.embedded.driver import EmbeddedSite
 from ai_proving_ground.tasks.checks import run_checks
 from ai_proving_ground.tasks.dataset import Task, load_dataset
+from dv01_builds import VIEW_BUILDS, Change, built, reference_view
 
 DATASET = load_dataset(project_dir("datasets") / "build_tasks.yml")
 HOME = "ca0a5000-0000-4000-8000-000000000001"
@@ -67,63 +68,13 @@ def steps(*commands: list[str]) -> Build:
 
 # ---------------------------------------------------------------------------- dv01
 
-def reference_view() -> dict[str, Any]:
-    step = task("dv01_view_build").reference_steps[0]
-    view: dict[str, Any] = yaml.safe_load(step[3])
-    return view
-
-
-def view(change: Callable[[dict[str, Any]], None], name: str = "kb_billing") -> Build:
-    """The reference view with one change, saved as ``views.view.<name>``."""
+def views(parts: list[tuple[str, Change]]) -> Build:
+    """Each (view id, change) of a dv01 view build, saved as ``config:set`` saves it."""
     def build(site: Site, bed: Path) -> None:
-        data = reference_view()
-        data["id"] = name
-        change(data)
-        run(site, bed, "config:set", f"views.view.{name}", "?", json.dumps(data),
-            "--input-format=yaml")
+        for view_id, change in parts:
+            run(site, bed, "config:set", f"views.view.{view_id}", "?",
+                json.dumps(built(view_id, change)), "--input-format=yaml")
     return build
-
-
-def master(data: dict[str, Any]) -> dict[str, Any]:
-    options: dict[str, Any] = data["display"]["default"]["display_options"]
-    return options
-
-
-def same(data: dict[str, Any]) -> None:
-    return None
-
-
-def set_sorts(sorts: dict[str, Any]) -> Callable[[dict[str, Any]], None]:
-    return lambda data: master(data).__setitem__("sorts", sorts)
-
-
-def drop_filter(name: str) -> Callable[[dict[str, Any]], None]:
-    return lambda data: master(data)["filters"].pop(name)
-
-
-def set_pager(pager: dict[str, Any] | None) -> Callable[[dict[str, Any]], None]:
-    def change(data: dict[str, Any]) -> None:
-        if pager is None:
-            master(data).pop("pager")
-        else:
-            master(data)["pager"] = pager
-    return change
-
-
-def page_option(key: str, value: Any) -> Callable[[dict[str, Any]], None]:
-    return lambda data: data["display"]["page_1"]["display_options"].__setitem__(key, value)
-
-
-def filters_on_the_page(data: dict[str, Any]) -> None:
-    page = data["display"]["page_1"]["display_options"]
-    page["defaults"] = {"filters": False, "filter_groups": False}
-    page["filters"] = master(data).pop("filters")
-    master(data)["filters"] = {}
-
-
-def tie_break(data: dict[str, Any]) -> None:
-    master(data)["sorts"]["nid"] = {"id": "nid", "table": "node_field_data", "field": "nid",
-                                    "order": "ASC"}
 
 
 def by_config_import(site: Site, bed: Path) -> None:
@@ -143,53 +94,19 @@ def by_recipe(site: Site, bed: Path) -> None:
     run(site, bed, "recipe", str(recipe))
 
 
-WEIGHT = {"field_kb_weight_value": {"id": "field_kb_weight_value", "table": "node__field_kb_weight",
-                                    "field": "field_kb_weight_value", "order": "ASC"}}
 DV01_WRONG: dict[str, Build] = {
     "nothing": nothing,
-    "no sort": view(set_sorts({})),
-    "sorted by creation date": view(set_sorts({"created": {
-        "id": "created", "table": "node_field_data", "field": "created", "order": "ASC"}})),
-    "sorted by creation date, newest first": view(set_sorts({"created": {
-        "id": "created", "table": "node_field_data", "field": "created", "order": "DESC"}})),
-    "sorted on a missing field": view(set_sorts({"field_kb_order_value": {
-        "id": "field_kb_order_value", "table": "node__field_kb_order",
-        "field": "field_kb_order_value", "order": "ASC"}})),
-    "heaviest first": view(set_sorts({"w": {**WEIGHT["field_kb_weight_value"], "order": "DESC"}})),
-    "sorted by title": view(set_sorts({"title": {
-        "id": "title", "table": "node_field_data", "field": "title", "order": "ASC"}})),
-    "no published filter": view(drop_filter("status")),
-    "no content-type filter": view(drop_filter("type")),
-    "no section filter": view(drop_filter("field_kb_section_value")),
-    "Drupal's default 10-item pager": view(set_pager(
-        {"type": "mini", "options": {"items_per_page": 10, "offset": 0}})),
-    "no pager option (Views' default)": view(set_pager(None)),
-    "an offset": view(set_pager({"type": "none", "options": {"offset": 1}})),
-    "the page display disabled": view(page_option("enabled", False)),
-    "the view disabled": view(lambda data: data.__setitem__("status", False)),
-    "another path": view(page_option("path", "billing")),
-    "a second view on the same path": then(reference("dv01_view_build"),
-                                           view(same, name="kb_billing_copy")),
+    **{name: views(parts) for name, (parts, score) in VIEW_BUILDS.items() if score == 0},
     "an article retitled": then(reference("dv01_view_build"), steps(
         ["entity:update", "node", ARTICLE, "--values", '{"title": "Reset it"}'])),
     "the front page changed": then(reference("dv01_view_build"), steps(
         ["config:set", "system.site", "page.front", "/kb/billing"])),
 }
 DV01_RIGHT: dict[str, Build] = {
-    "the reference": reference("dv01_view_build"),
-    "filters overridden on the page display": view(filters_on_the_page),
-    "a tie-break sort": view(tie_break),
-    "another pager that still shows everything": view(set_pager(
-        {"type": "some", "options": {"items_per_page": 50, "offset": 0}})),
-    "a full pager of 0 items (all)": view(set_pager(
-        {"type": "full", "options": {"items_per_page": 0, "offset": 0}})),
+    "the reference solution": reference("dv01_view_build"),
+    **{name: views(parts) for name, (parts, score) in VIEW_BUILDS.items() if score == 1},
     "the view saved through config import": by_config_import,
     "the view saved through a recipe": by_recipe,
-    "another uuid": view(lambda data: data.__setitem__(
-        "uuid", "0f0f0f0f-0000-4000-8000-000000000001")),
-    "a corrected first try": then(view(set_sorts({})), view(drop_filter("status")),
-                                  reference("dv01_view_build")),
-    "a path with a leading slash": view(page_option("path", "/kb/billing")),
 }
 
 

@@ -1,0 +1,87 @@
+"""dv01 tells builds apart through the DDEV driver too: every wrong view build the issue lists
+scores 0 and every right-but-different one 1 (the table in tests/dv01_builds.py, which the
+embedded site's test applies as well), graded by the task's own checks in one probe round trip.
+
+kb_docs is provisioned once into the stub's site model; each build starts from a copy of that
+state (the database), is stored as ``drush config:set VIEW ? YAML`` stores it, and is graded with
+the ddev driver. The stub executes a stored view with the embedded Views engine, which
+tests/embedded/test_golden_views.py holds to what Drupal 10.3.7 returned; everything between the
+grader and that answer (the request, probe.php's answer shapes, decoding) is the driver's own.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import shutil
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+from ddev_stub import Cli, Stub
+
+from ai_proving_ground.cli import provision as provision_cli
+from ai_proving_ground.paths import project_dir
+from ai_proving_ground.sites.ddev import DdevSite
+from ai_proving_ground.tasks.checks import run_checks
+from ai_proving_ground.tasks.dataset import load_dataset
+from dv01_builds import VIEW_BUILDS, built
+
+pytestmark = pytest.mark.skipif(shutil.which("php") is None, reason="php not found: apt-get install php-cli")
+
+TASK = load_dataset(project_dir("datasets") / "build_tasks.yml").task("dv01_view_build")
+ARTICLE = "6b0d0c00-0000-4000-8000-000000000002"
+State = dict[str, Any]
+
+
+def retitled(state: State) -> None:
+    state["entities"][ARTICLE]["fields"]["title"] = [{"value": "Reset it"}]
+
+
+def front_page_moved(state: State) -> None:
+    state["config"]["system.site"]["page"]["front"] = "/kb/billing"
+
+
+# Builds beyond the view: the reference, then a change elsewhere on the site.
+SITE_BUILDS: dict[str, tuple[Callable[[State], None], int]] = {
+    "an article retitled": (retitled, 0),
+    "the front page changed": (front_page_moved, 0),
+}
+
+
+def grade(bed: Path) -> tuple[int, list[str], int]:
+    driver = DdevSite(bed)
+    results = run_checks(TASK.checks, driver, bed, TASK.fixtures)
+    failed = [f"{r.id}: {r.message}" for r in results if not r.passed]
+    return (0 if failed else 1), failed, driver.round_trips
+
+
+def test_dv01_tells_builds_apart_through_the_ddev_driver(bed: Path, stub: Stub, cli: Cli,
+                                                          tmp_path: Path) -> None:
+    rc, _out, err = cli(provision_cli.main, "--approot", str(bed), *TASK.fixtures)
+    assert rc == 0, err
+    assert stub.site is not None
+    provisioned: State = json.loads(stub.site.read_text(encoding="utf-8"))
+    assert "views" not in provisioned  # nothing is listed by hand: the stored view executes
+    builds: dict[str, tuple[Callable[[State], None], int]] = {
+        name: (lambda state, parts=parts: [state["config"].__setitem__(
+            f"views.view.{view_id}", built(view_id, change)) for view_id, change in parts], score)
+        for name, (parts, score) in VIEW_BUILDS.items()}
+    for name, (change, score) in SITE_BUILDS.items():
+        builds[name] = (lambda state, change=change: [builds["the reference"][0](state),
+                                                        change(state)], score)
+    builds["nothing"] = (lambda state: None, 0)
+    wrongly_graded = {}
+    for index, (name, (build, score)) in enumerate(builds.items()):
+        state = copy.deepcopy(provisioned)
+        build(state)
+        site = tmp_path / f"state-{index}.json"
+        site.write_text(json.dumps(state), encoding="utf-8")
+        stub.use_site(site)
+        got, failed, round_trips = grade(bed)
+        assert round_trips == 1, name
+        if got != score:
+            wrongly_graded[name] = failed
+    assert wrongly_graded == {}
+    assert len(builds) == len(VIEW_BUILDS) + len(SITE_BUILDS) + 1
