@@ -71,12 +71,18 @@ def test_skills_minus_exclude_are_hashed_at_load(tmp_path: Path) -> None:
     ({"skills": {"catalog": "missing"}}, "is not a directory"),
     ({"skills": {"catalog": "skills", "exclude": ["nine"]}}, "has no skill nine to exclude"),
     ({"skills": {"catalog": "broken"}}, "empty/ has no SKILL.md"),
+    ({"skills": {"catalog": "linked"}}, "one/notes.md is a symbolic link"),
+    ({"skills": {"catalog": "borrowed"}}, "two is a symbolic link"),
     ({"instructions": {"text": "x", "to": "elsewhere"}}, "$.arms.b.instructions"),
 ])
 def test_bad_skills_or_instructions_name_the_arm(tmp_path: Path, arm: dict[str, Any],
                                                  expected: str) -> None:
     make_catalog(tmp_path / "skills", "one")
     (tmp_path / "broken" / "empty").mkdir(parents=True)
+    make_catalog(tmp_path / "linked", "one")
+    (tmp_path / "linked" / "one" / "notes.md").symlink_to(tmp_path / "spec.yml")
+    make_catalog(tmp_path / "borrowed", "one")
+    (tmp_path / "borrowed" / "two").symlink_to(tmp_path / "skills" / "one")
     message = refusal(spec_file(tmp_path, {"a": {}, "b": arm}))
     assert expected in message and "$.arms.b" in message
 

@@ -115,11 +115,21 @@ def catalog_skills(catalog: Path, exclude: tuple[str, ...]) -> tuple[Skill, ...]
     Raises ``ValueError`` naming the problem (the spec loader turns it into its own error)."""
     if not catalog.is_dir():
         raise ValueError(f"skills catalog {catalog} is not a directory")
+    linked = sorted(p.name for p in catalog.iterdir() if p.is_symlink())
+    if linked:  # a skill folder must be the catalog's own, as its hash is
+        raise ValueError(f"skills catalog {catalog}: {', '.join(linked)} is a symbolic link; "
+                         "put the skill folder itself in the catalog")
     folders = {p.name: p for p in sorted(catalog.iterdir())
-               if p.is_dir() and not p.is_symlink() and not p.name.startswith(".")}
+               if p.is_dir() and not p.name.startswith(".")}
     for name, folder in folders.items():
         if not (folder / SKILL_FILE).is_file():
             raise ValueError(f"skills catalog {catalog}: {name}/ has no {SKILL_FILE}")
+        # The hash covers regular files only: a link would be installed as what it points to,
+        # which the recorded hash never saw.
+        links = sorted(str(p.relative_to(catalog)) for p in folder.rglob("*") if p.is_symlink())
+        if links:
+            raise ValueError(f"skills catalog {catalog}: {', '.join(links)} is a symbolic link; "
+                             "put the file itself in the skill folder")
     unknown = [name for name in exclude if name not in folders]
     if unknown:
         raise ValueError(f"skills catalog {catalog} has no skill {', '.join(unknown)} to exclude; "
