@@ -19,6 +19,7 @@ from typing import Any
 import pytest
 
 from ai_proving_ground import yamldump, yamlio
+from ai_proving_ground.baselines.provision import provision
 from ai_proving_ground.fixture_export import export_fixture, split_fragment
 from ai_proving_ground.fixtures import load_fixture, load_fragment, record_value
 from ai_proving_ground.paths import PROJECT_ROOT
@@ -145,6 +146,21 @@ def test_check_is_clean_on_the_embedded_source_site(apg: MainRunner, source: Pat
     assert "APG_EXPORT_STALE" not in err
     assert summary["changed"] == [] and summary["removed"] == []
     assert tree(target) == tree(SHIPPED / f"fixture_{name}")
+
+
+@pytest.mark.parametrize("name", ["kb_docs", "canvas_home"])
+def test_check_is_clean_right_after_provision(apg: MainRunner, provisioned_bed: Path,
+                                              name: str) -> None:
+    """Imported and read back by the embedded site, each shipped fixture exports as shipped."""
+    rc, summary, err = export_cli(apg, name, "--approot", str(provisioned_bed), "--check")
+    assert rc == 0, err
+    assert summary["changed"] == [] and summary["removed"] == []
+
+
+@pytest.fixture
+def provisioned_bed(fixtures_bed: Path) -> Path:
+    provision(fixtures_bed, ["kb_docs", "canvas_home"], EmbeddedSite(fixtures_bed))
+    return fixtures_bed
 
 
 def test_check_reports_drift_and_writes_nothing(apg: MainRunner, source: Path,
