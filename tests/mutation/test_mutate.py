@@ -3,6 +3,8 @@ fresh reset, classified by executing it (equivalent when it behaves as the refer
 
 The first test is the one ``make test`` relies on to prove a shipped task's graders (dv01): it
 must keep its recorded score (at most the 0.95 target) and the reference must pass, nop fail.
+A new operator or new fixture data can add mutants dv01 does not kill: record the scores again
+(``nox -s mutate``) in the same change, so the card says so.
 """
 
 from __future__ import annotations

@@ -11,6 +11,10 @@ behaviour equals the reference's on every object either touches is equivalent, n
 
 A tree is compared as a visitor gets it: nested by parent and slot, in order, without UUIDs
 (a component saved anew under another UUID renders the same).
+
+A view runs as a first visit runs it: no exposed input, no contextual argument. A build that
+drops an exposed filter, or breaks a contextual filter, then lists what the reference lists and
+reads as equivalent; its verdict, kept in the report, shows whether a check notices.
 """
 
 from __future__ import annotations
