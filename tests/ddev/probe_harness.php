@@ -458,6 +458,10 @@ namespace {
     $routing = new FakeRouting($spec['pages']);
     \Drupal::$services = ['path_alias.manager' => $routing, 'router.route_provider' => $routing,
       'router.no_access_checks' => $routing];
+    if (!empty($spec['no_path_alias'])) {
+      // A site without the path_alias module has no alias manager.
+      unset(\Drupal::$services['path_alias.manager']);
+    }
     $method = new \ReflectionMethod($apg_probe, 'page');
     print json_encode(array_map(fn ($q) => $method->invoke($apg_probe, $q), $spec['questions']), $flags) . "\n";
     exit(0);

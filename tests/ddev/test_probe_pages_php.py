@@ -85,6 +85,13 @@ def test_an_alias_serves_its_entity_for_anonymous_only_when_published() -> None:
     assert denied["outcome"] == "not served (403)"
 
 
+def test_a_site_without_aliases_routes_the_path_itself() -> None:
+    answer = run("pageMany", views={"kb_list": fake_view()}, no_path_alias=True,
+                 pages={"aliases": {"/kb/list": "/page/1"}, "routes": [view_route("kb_list")]},
+                 questions=[{"path": "/kb/list"}])
+    assert answer[0]["served"] == "view:kb_list/page_1"
+
+
 def test_nothing_at_a_path_is_a_404() -> None:
     (page,) = pages([], {}, "/nowhere")
     assert page == {"path": "/nowhere", "claims": [], "served": None,

@@ -541,7 +541,10 @@ $apg_probe = new class {
     $result = ['path' => $path, 'claims' => [], 'served' => NULL,
       'outcome' => 'not served (404)', 'rows' => [], 'error' => NULL];
     $target = NULL;
-    $system = \Drupal::service('path_alias.manager')->getPathByAlias($path);
+    // Without the path_alias module a site has no aliases: the path is the system path.
+    $system = \Drupal::hasService('path_alias.manager')
+      ? \Drupal::service('path_alias.manager')->getPathByAlias($path)
+      : $path;
     if ($system !== $path) {
       $target = $this->routedEntity($system);
       if ($target !== NULL) {
