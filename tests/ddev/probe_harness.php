@@ -309,8 +309,14 @@ namespace {
   }
 
   final class FakeStorage {
-    public function __construct(private int $count) {}
+    public static array $created = [];
+    public function __construct(private int $count, private array $new = []) {}
     public function getQuery(): FakeQuery { return new FakeQuery($this->count); }
+    // create($values): the editable entity the site spec's "new" describes, the values recorded.
+    public function create(array $values): FakeEditableEntity {
+      self::$created[] = $values;
+      return new FakeEditableEntity($this->new);
+    }
   }
 
   final class FakeEntityTypes {
@@ -319,7 +325,9 @@ namespace {
     public function getDefinition(string $id): FakeEntityType {
       return new FakeEntityType($this->site['entity_types'][$id]['keys'] ?? [], [], $id);
     }
-    public function getStorage(string $id): FakeStorage { return new FakeStorage($this->site['count'] ?? 0); }
+    public function getStorage(string $id): FakeStorage {
+      return new FakeStorage($this->site['count'] ?? 0, $this->site['new'] ?? []);
+    }
     public function getFieldStorageDefinitions(string $id): array {
       return array_fill_keys($this->site['storage_fields'][$id] ?? [], TRUE);
     }
@@ -418,7 +426,8 @@ namespace {
       ? [\Drupal::entityTypeManager()->getDefinition($spec['arguments'][0]), $spec['arguments'][1]]
       : $spec['arguments'];
     $answer = $method->invoke($apg_probe, ...$arguments);
-    print json_encode(['answer' => $answer, 'conditions' => FakeQuery::$conditions], $flags) . "\n";
+    print json_encode(['answer' => $answer, 'conditions' => FakeQuery::$conditions,
+      'created' => FakeStorage::$created], $flags) . "\n";
     exit(0);
   }
   if ($spec['call'] === 'updateEntity') {

@@ -284,6 +284,8 @@ class Site:
         )
         if "entity_update" in request:
             exported["entity_update"] = self.update_entity(request["entity_update"])
+        if "entity_create" in request:
+            exported["entity_create"] = self.create_entity(request["entity_create"])
         return exported | {
             "modules": self.state["modules"] if request.get("modules") else {},
             "config": {n: config.get(n) for n in request.get("config") or []},
@@ -299,6 +301,25 @@ class Site:
             "versions": self.state["versions"] if request.get("versions") else None,
         }
 
+    def create_entity(self, create: dict[str, Any]) -> dict[str, Any]:
+        """The probe's entity_create: a new entity of the type (and bundle), its values set as
+        entity_update sets them; an unknown type or bundle, or an existing UUID, is refused."""
+        entity_type = str(create["entity_type"])
+        bundle = str(create.get("bundle") or entity_type)
+        if entity_type not in ("node", "taxonomy_term", "menu_link_content", "canvas_page"):
+            raise ProbeFailed(f"APG probe: no entity type {entity_type}.")
+        bundles = {"node": "node.type.", "taxonomy_term": "taxonomy.vocabulary."}
+        if entity_type in bundles and f"{bundles[entity_type]}{bundle}" not in self.state["config"]:
+            raise ProbeFailed(f"Missing bundle entity, entity type {entity_type}, entity id {bundle}.")
+        uuid = str(create.get("uuid") or f"00000000-0000-4000-8000-{self.state.get('next_id', 0) + 1:012d}")
+        if uuid in self.state["entities"]:
+            raise ProbeFailed(f"APG probe: an entity with uuid {uuid} exists.")
+        self.state["next_id"] = self.state.get("next_id", 0) + 1
+        self.state["entities"][uuid] = {"entity_type": entity_type, "uuid": uuid,
+                                        "id": self.state["next_id"], "bundle": bundle, "fields": {}}
+        return self.update_entity({"entity_type": entity_type, "target": uuid,
+                                   "values": create["values"], "new": True})
+
     def update_entity(self, update: dict[str, Any]) -> dict[str, Any]:
         """The probe's entity_update: values merged into the stored entity, as strings."""
         target = str(update["target"])
@@ -310,7 +331,7 @@ class Site:
         if entity is None:
             raise ProbeFailed(f"APG probe: no {update['entity_type']} entity with id or uuid {target}.")
         for name, items in update["values"].items():
-            if name not in entity["fields"] and name not in BASE_FIELDS:
+            if name not in entity["fields"] and name not in BASE_FIELDS and not update.get("new"):
                 what = f"{entity['entity_type']} {entity['bundle']}"
                 raise ProbeFailed(f"APG probe: {what} has no field {name}.")
             entity["fields"][name] = stored_items(field_items(items))
@@ -368,7 +389,22 @@ class Site:
             1
             for e in self.state["entities"].values()
             if e["entity_type"] == question["entity_type"] and question.get("bundle") in (None, e["bundle"])
+            and all(self.meets(e, c) for c in question.get("conditions") or [])
         )
+
+    @staticmethod
+    def meets(entity: dict[str, Any], condition: dict[str, Any]) -> bool:
+        """An entity query's ``=`` condition on the stored strings (any item matches, as the
+        query's join does; the label is the type's label field, status a boolean's "1"/"0").
+        Other operators are not modelled here: they match everything."""
+        if condition.get("operator", "=") != "=":
+            return True
+        labels = {"taxonomy_term": "name"}  # the label key; title for the others here
+        field = condition["field"]
+        name = labels.get(entity["entity_type"], "title") if field == "label" else field
+        # An entity saved without a status is published, as its base field's default is.
+        items = entity["fields"].get(name) or ([{"value": "1"}] if name == "status" else [])
+        return any(item.get("value") == stored(condition.get("value")) for item in items)
 
 
 def drupal_export_order(entity: dict[str, Any], values: dict[str, Any]) -> dict[str, Any]:

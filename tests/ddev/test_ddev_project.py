@@ -375,3 +375,37 @@ def test_entity_update_usage_errors_call_nothing(ddev_site: DdevSite, stub: Stub
     assert error.exit_code == 2
     assert "entity:update" in error.message or "--values" in error.message
     assert stub.calls() == []
+
+
+# ---------------------------------------------------------------- apg drush entity:create
+
+
+def test_entity_create_becomes_one_probe_request_in_the_verbatim_form(
+    ddev_site: DdevSite, stub: Stub
+) -> None:
+    # Drush's entity:create asks for every field; apg site's arguments reach the probe instead.
+    stub.probe_answers({"entity_create": {"id": 7, "uuid": "u-7", "bundle": "products", "label": "API"}})
+    done = ddev_site.drush(["entity:create", "taxonomy_term", "products", "--uuid", "u-7",
+                            "--values", "{name: API, weight: 0}", "-y"])
+    assert done.returncode == 0
+    (call,) = stub.calls()
+    assert call["argv"][:8] == ["exec", "--raw", "--", "bash", "-c", 'exec drush "$@"', "drush", "php:script"]
+    assert call["request"] == {"entity_create": {"entity_type": "taxonomy_term", "bundle": "products",
+                                                 "uuid": "u-7", "values": {"name": "API", "weight": 0}}}
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["entity:create", "taxonomy_term", "products"],  # no values
+        ["entity:create", "--values", "{name: x}"],  # no entity type
+        ["entity:create", "node", "page", "extra", "--values", "{title: x}"],  # too many
+        ["entity:create", "node", "page", "--values", "{title: x}", "--set", "a=b"],
+        ["entity:create", "node", "page", "--values", "{title: x}", "--uuid"],  # no uuid value
+    ],
+)
+def test_entity_create_usage_errors_call_nothing(ddev_site: DdevSite, stub: Stub, args: list[str]) -> None:
+    error = expect_error("APG_USAGE", lambda: ddev_site.drush(args))
+    assert error.exit_code == 2
+    assert "entity:create" in error.message or "--uuid" in error.message
+    assert stub.calls() == []

@@ -101,3 +101,15 @@ def test_pending_updates_are_worded_as_the_update_list_and_post_updates_say(tmp_
         {"module": "kb_docs", "update_id": "10002", "description": "Backfill summaries."},
         {"module": "canvas", "update_id": "canvas_post_update_tree", "description": "Rebuild trees."},
     ]
+
+
+def test_entity_create_makes_the_entity_through_its_storage_then_sets_and_saves_its_values() -> None:
+    site = {**SITE, "entity_types": {"taxonomy_term": {"keys": {"bundle": "vid"}}},
+            "new": {"entity_type": "taxonomy_term", "uuid": "u-7", "id": 7, "bundle": "products",
+                    "label": "", "fields": ["name", "weight"]}}
+    done = with_drupal("entityCreate", {"entity_type": "taxonomy_term", "bundle": "products",
+                                        "uuid": "u-7", "values": {"name": "API", "weight": 0}},
+                       site=site)
+    # The bundle under the type's bundle key and the UUID go to create(), as Drupal wants them.
+    assert done["created"] == [{"vid": "products", "uuid": "u-7"}]
+    assert done["answer"] == {"id": 7, "uuid": "u-7", "bundle": "products", "label": ""}

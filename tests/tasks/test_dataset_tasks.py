@@ -409,6 +409,48 @@ def _role() -> list[Build]:
     ]
 
 
+def _vocabulary() -> list[Build]:
+    t = "ng03_products_vocabulary"
+    vocabulary, *terms = reference(t)
+
+    def term(name: str, weight: int) -> list[str]:
+        return ["entity:create", "taxonomy_term", "products", "--values",
+                json.dumps({"name": name, "weight": weight})]
+
+    return [
+        wrong(t, "two-terms", [vocabulary, *terms[:2]]),
+        wrong(t, "other-order", [vocabulary, term("API", 2), term("Dashboard", 1),
+                                 term("Mobile app", 0)]),
+        wrong(t, "other-name", [["vocabulary:create", "products", "--name", "Product list", "-y"],
+                                *terms]),
+        wrong(t, "a-notice-changed-too", [*reference(t), RETITLE]),
+        right(t, "add-form-then-terms-backwards", [
+            ["vocabulary:create", "products", "--name", "Products", "-y"],
+            term("Mobile app", 2), term("Dashboard", 1), term("API", 0)]),
+    ]
+
+
+def _create_notice() -> list[Build]:
+    t = "nc03_create_notice"
+    (step,) = reference(t)
+    values = json.loads(step[-1])
+
+    def create(**changes: Any) -> list[str]:
+        return ["entity:create", "node", "kb_notice", "--values", json.dumps({**values, **changes})]
+
+    return [
+        wrong(t, "draft", [create(status=False)]),
+        wrong(t, "release-category", [create(field_notice_category="release")]),
+        wrong(t, "one-product", [create(field_notice_products=["api"])]),
+        wrong(t, "twice", [create(), create()]),
+        wrong(t, "an-incident-instead", [["entity:create", "node", "kb_incident", "--values",
+                                          json.dumps({k: v for k, v in values.items()
+                                                      if k not in ("field_notice_date",
+                                                                   "field_notice_products")})]]),
+        right(t, "no-uuid-products-reordered", [create(field_notice_products=["dashboard", "api"])]),
+    ]
+
+
 # ---------------------------------------------------------------------------- Canvas
 
 HOME = "ca0a5000-0000-4000-8000-000000000001"
@@ -494,7 +536,8 @@ def _status_section() -> list[Build]:
 
 
 BUILDS = [*_release_notes(), *_by_category(), *_urgent(), *_by_product(), *_fix_maintenance(),
-          *_fix_category(), *_update_notice(), *_unpublish(), *_faq(), *_site(), *_role(),
+          *_fix_category(), *_update_notice(), *_unpublish(), *_create_notice(), *_faq(), *_site(),
+          *_role(), *_vocabulary(),
           *_hero(), *_move_paragraph(), *_status_section()]
 
 

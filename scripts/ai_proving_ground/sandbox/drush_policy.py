@@ -61,6 +61,7 @@ COMMANDS: tuple[Rule, ...] = (
     Rule("entity:save", ("esav",), True, _DB),
     Rule("entity:delete", ("edel",), True, _DB),
     Rule("entity:update", (), True, "apg's own: field values through the probe, in the database"),
+    Rule("entity:create", (), True, "apg's own: a new entity through the probe, in the database"),
     Rule("views:enable", ("ven",), True, _DB),
     Rule("views:disable", ("vdis",), True, _DB),
     Rule("field:create", ("fc", "field-create"), True, _DB),

@@ -35,7 +35,8 @@ from ai_proving_ground.sites.base import (
 from ai_proving_ground.sites.ddev.answers import decode_answer, decode_documents
 from ai_proving_ground.sites.ddev.dumps import check_gzip, importable, move_into_place
 from ai_proving_ground.sites.ddev.entity_update import COMMAND as ENTITY_UPDATE
-from ai_proving_ground.sites.ddev.entity_update import entity_update_request
+from ai_proving_ground.sites.ddev.entity_update import CREATE_COMMAND as ENTITY_CREATE
+from ai_proving_ground.sites.ddev.entity_update import entity_create_request, entity_update_request
 from ai_proving_ground.sites.ddev.execute import (
     DRUSH_VERBATIM,
     SHELL_INERT,
@@ -230,11 +231,13 @@ class DdevSite(SiteDriver):
     def drush_command(self, args: Sequence[str]) -> list[str]:
         """The ``ddev exec`` command line :meth:`drush` runs (the site broker runs it too).
 
-        ``entity:update``, which drush lacks, is apg site's, run by the probe (:mod:`.entity_update`).
+        ``entity:update`` and ``entity:create``, which drush lacks (its entity:create asks for
+        each field), are apg site's, run by the probe (:mod:`.entity_update`).
         """
         self.project()
-        if list(args[:1]) == [ENTITY_UPDATE]:
-            request = entity_update_request(args[1:], MAX_INLINE_REQUEST)
+        if list(args[:1]) in ([ENTITY_UPDATE], [ENTITY_CREATE]):
+            build = entity_update_request if args[0] == ENTITY_UPDATE else entity_create_request
+            request = build(args[1:], MAX_INLINE_REQUEST)
             return [ddev_binary(), *DRUSH_VERBATIM, *self._probe_arguments(request)]
         return [ddev_binary(), *DRUSH_VERBATIM, *args]
 

@@ -101,6 +101,9 @@ $apg_probe = new class {
     if (isset($q['entity_update'])) {
       $answer['entity_update'] = $this->entityUpdate($q['entity_update']);
     }
+    if (isset($q['entity_create'])) {
+      $answer['entity_create'] = $this->entityCreate($q['entity_create']);
+    }
     // Empty maps must stay JSON objects, not lists.
     foreach (['modules', 'config', 'config_names', 'entities'] as $key) {
       $answer[$key] = (object) $answer[$key];
@@ -612,6 +615,32 @@ $apg_probe = new class {
       throw new \InvalidArgumentException("APG probe: no $type_id entity with id or uuid $target.");
     }
     return $this->updateEntity($entity, (array) ($update['values'] ?? []));
+  }
+
+  /**
+   * apg's entity:create (drush's asks for each field): a new entity made by its storage's
+   * create(), its bundle and UUID given there, then its values set and saved as entity:update
+   * sets them.
+   */
+  private function entityCreate(array $create): array {
+    $type_id = (string) ($create['entity_type'] ?? '');
+    $manager = \Drupal::entityTypeManager();
+    if (!$manager->hasDefinition($type_id)) {
+      throw new \InvalidArgumentException("APG probe: no entity type $type_id.");
+    }
+    $initial = [];
+    $bundle_key = $manager->getDefinition($type_id)->getKey('bundle');
+    if ($bundle_key && isset($create['bundle'])) {
+      $initial[$bundle_key] = (string) $create['bundle'];
+    }
+    if (!empty($create['uuid'])) {
+      $initial['uuid'] = (string) $create['uuid'];
+    }
+    $entity = $manager->getStorage($type_id)->create($initial);
+    if (!$entity instanceof ContentEntityInterface) {
+      throw new \InvalidArgumentException("APG probe: $type_id is not a content entity type.");
+    }
+    return $this->updateEntity($entity, (array) ($create['values'] ?? []));
   }
 
   /**
