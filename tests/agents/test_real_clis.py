@@ -144,7 +144,10 @@ def test_codex_read_only_sandbox_gets_a_token(drive: Drive,
     transcript = load(driven.run_dir)
     first = transcript.commands[0]
     assert (first.command, first.exit_code) == (build_script("ASC")[0].command, 1)  # type: ignore[union-attr]
-    raw = (driven.run_dir / "codex.jsonl").read_text(encoding="utf-8")
+    # The model saw the token: in the --json stream's item, or (when Codex's stream left the
+    # fast-failing command out, see transcripts/codex.py) in the session's call output.
+    raw = "".join((driven.run_dir / name).read_text(encoding="utf-8")
+                  for name in ("codex.jsonl", "codex-session.jsonl"))
     assert "APG_SITE_READONLY" in raw and "Traceback" not in raw
     assert score(driven.grade(capsys)) == 0.0
 

@@ -20,8 +20,10 @@ ADAPTERS = {
     "exit127": 'echo "exit127: the agent CLI is not on PATH" >&2; exit 127',
     # Adds a file to the judged .ddev/agents/: verify after must call it tampering.
     "tamperer": 'echo "#!/bin/sh" > "$APG_APPROOT/.ddev/agents/planted"',
-    # Deletes the baseline tag: a mismatch verify --restore repairs.
-    "untagger": 'git -C "$APG_APPROOT" tag -l "apg-baseline-*" | xargs git -C "$APG_APPROOT" tag -d',
+    # Deletes the baseline tag in the bed's own repository (named outright: apg points a plain
+    # git at the agent's own, GIT_DIR): the agent's doing, so the attempt is tampered.
+    "untagger": ('g="$APG_APPROOT/.git"; git --git-dir="$g" tag -l "apg-baseline-*" | '
+                 'xargs git --git-dir="$g" tag -d'),
     # Never finishes on its own: agent_timeout_s must stop it.
     "hangs": "sleep 60",
     # Leaves a grandchild in a session of its own, writes both pids, then waits: only the keeper

@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import shutil
 import signal
 import subprocess
 import sys
@@ -140,10 +141,16 @@ HIDDEN_COMMAND = [sys.executable, "-c",
                   f"import sys; sys.exit(open({HIDDEN_FILE!r}).read() != 'probe\\n')"]
 
 
+def with_shipped_patches(directory: Path) -> None:
+    """The shipped tasks' own hidden-verifier patches beside a copy of their dataset (a dataset
+    naming a missing patch is refused as it loads)."""
+    shutil.copytree(BUILD_TASKS.parent / "hidden", directory / "hidden", dirs_exist_ok=True)
+
+
 def hidden_dataset(directory: Path) -> Path:
     """build_tasks with dv01 given a hidden verifier: a patch that adds a file and a command."""
+    with_shipped_patches(directory)
     patch = directory / "hidden" / "dv01.patch"
-    patch.parent.mkdir(parents=True)
     patch.write_text(f"diff --git a/{HIDDEN_FILE} b/{HIDDEN_FILE}\nnew file mode 100644\n"
                      f"--- /dev/null\n+++ b/{HIDDEN_FILE}\n@@ -0,0 +1 @@\n+probe\n",
                      encoding="utf-8")
@@ -241,6 +248,7 @@ def test_a_hostile_adapter_that_reaches_the_escrow_and_the_dataset_never_passes(
     dataset = tmp_path / "data" / "tasks.yml"
     dataset.parent.mkdir()
     dataset.write_bytes(BUILD_TASKS.read_bytes())
+    with_shipped_patches(dataset.parent)
     cheat = load_yaml(BUILD_TASKS)
     for task in cheat["tasks"]:
         task["checks"] = [{"type": "module_enabled", "module": "node"}]

@@ -28,7 +28,7 @@ ATTEMPT_KEYS = {"index", "order", "task_id", "arm", "agent", "model", "repeat", 
                 "reason", "score", "hidden", "run_id", "run_status", "adapter_exit_code", "tampered",
                 "started_at", "finished_at"}
 CAMPAIGN_KEYS = {"name", "seed", "dataset", "arms", "compare", "tasks", "agents", "models",
-                 "repeats", "jobs", "created_at"}
+                 "repeats", "jobs", "created_at", "given"}
 
 # ---------------------------------------------------------------------------- the smoke campaign
 
@@ -47,7 +47,8 @@ def test_the_example_smoke_campaign(apg: Any, tmp_path: Path) -> None:
         "name": "smoke", "seed": 20260101,
         "dataset": {"name": "build_tasks", "path": str(dataset.path), "sha256": dataset.sha256},
         "arms": ["nop", "oracle"], "compare": ["nop", "oracle"], "tasks": ["dv01_view_build"],
-        "agents": ["nop"], "models": [None], "repeats": 2, "jobs": 2}
+        "agents": ["nop"], "models": [None], "repeats": 2, "jobs": 2,
+        "given": {}}  # the example's arms give the agent nothing
 
     records = attempts(out)
     planned = [a.as_plan() for a in plan(resolve(load_spec(EXAMPLE)))]
@@ -141,7 +142,7 @@ def test_setup_and_reset_failures_are_infra_errors_and_the_campaign_goes_on(
             "2 infra_error, 0 missing") in result.err
 
 
-def test_exit_codes_tampering_and_a_deleted_tag(apg: Any, tmp_path: Path,
+def test_exit_codes_tampering_and_a_hidden_tag(apg: Any, tmp_path: Path,
                                                       template: Path) -> None:
     spec = write_spec(tmp_path / "spec.yml", {
         "name": "edges", "dataset": "build_tasks", "tasks": ["dv01_view_build"],
@@ -172,15 +173,15 @@ def test_exit_codes_tampering_and_a_deleted_tag(apg: Any, tmp_path: Path,
         assert verify.after is not None
         assert any(line.startswith("APG_TAMPERED ") and "planted" in line
                    for line in verify.after["lines"])
-    # A deleted baseline tag is the agent's doing: tampered, never silently restored.
+    # The sandbox hides the bed's .git: the untagger's git finds no repository and the tag stays
+    # (deleting it is tampered, never silently restored: test_hostile_records, unconfined).
     for record in by_agent["untagger"]:
-        assert (record["outcome"], record["score"], record["tampered"]) == ("tampered", None, True)
-        assert "APG_CAMPAIGN_REPOSITORY_CHANGED .git/refs/tags/apg-baseline-" in record["reason"]
-        assert "removed" in record["reason"] and "APG_ESCROW_MISMATCH tag" in record["reason"]
+        assert (record["outcome"], record["tampered"]) == ("no_attempt", False), record
+        assert record["adapter_exit_code"] != 0
         verify = read_verify(out / "runs" / f"{record['order']:04d}" / "verify.json")
-        assert verify.after is not None and verify.after_restore is None
-        assert any(line.startswith("APG_ESCROW_MISMATCH tag") for line in verify.after["lines"])
-    assert len(list((tmp_path / "out-beds").glob("job-*.tampered-*"))) == 4
+        assert verify.after is not None and not any(
+            line.startswith(("APG_ESCROW_MISMATCH", "APG_TAMPERED")) for line in verify.after["lines"])
+    assert len(list((tmp_path / "out-beds").glob("job-*.tampered-*"))) == 2
 
 
 def test_an_agent_past_its_time_limit_is_stopped_and_times_out(apg: Any, tmp_path: Path,

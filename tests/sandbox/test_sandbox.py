@@ -249,6 +249,31 @@ def test_what_the_sandbox_reads_and_writes(backend: str, world: World) -> None:
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
+def test_the_beds_repository_is_hidden_and_the_agent_gets_its_own(backend: str,
+                                                                  world: World) -> None:
+    # The bed's .git is the harness's (baseline tag, objects, config): a confined agent can
+    # neither read it nor plant anything in it; with GIT_DIR (as apg run sets it) its own
+    # git init and commit land in its work folder.
+    subprocess.run(["git", "init", "-q", str(world.bed)], check=True)
+    config = world.bed / ".git" / "config"
+    before = config.read_bytes()
+    policy = world.policy()
+    assert not readable(backend, policy, config)
+    mine = world.run_dir / "work" / "git"
+    done = sandboxed(backend, policy, f"cd '{world.bed}' && "
+                     f"{{ echo '[core] fsmonitor = touch /tmp/x' >> .git/config; "
+                     f"touch .git/hooks/post-commit; true; }} && "
+                     f"export GIT_DIR='{mine}' GIT_WORK_TREE='{world.bed}' && git init -q && "
+                     "git -c user.name=a -c user.email=a@b commit -q --allow-empty -m mine && "
+                     "git log --format=%s")
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "mine"
+    assert config.read_bytes() == before
+    assert not (world.bed / ".git" / "hooks" / "post-commit").exists()
+    assert (mine / "HEAD").is_file()
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
 def test_nothing_outside_the_policy_exists(backend: str, world: World, tmp_path: Path) -> None:
     beside = tmp_path.parent / f"{tmp_path.name}-other-bed"
     beside.mkdir()

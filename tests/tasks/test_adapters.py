@@ -155,11 +155,13 @@ def test_unknown_adapter_lists_what_is_available(approot: Path, apg: Run) -> Non
     add_adapter(approot, "mine", "#!/usr/bin/env bash\n")
     add_adapter(approot, "not-exec", "#!/usr/bin/env bash\n", mode=0o644)
     assert available(approot) == sorted([*SHIPPED, "mine"])
+    state = approot / ".ai-proving-ground"  # holds bed.json (the bed's driver) since bed init
+    before = sorted(state.rglob("*")) if state.exists() else []
     rc, _, err = apg("run", TASK, "--approot", str(approot), "--agent", "ghost")
     assert rc == 2
     assert err.startswith("APG_RUN_AGENT_UNKNOWN no adapter 'ghost'")
     assert "available: claude-code, codex, manual, mine, nop, oracle" in err
-    assert not (approot / ".ai-proving-ground").exists()
+    assert (sorted(state.rglob("*")) if state.exists() else []) == before  # nothing recorded
 
 
 def test_adapter_that_is_not_executable(approot: Path, apg: Run) -> None:
@@ -316,7 +318,7 @@ def test_codex_drives_codex_exec(approot: Path, apg: Run, stubs_on_path: Path,
     assert rc == 0, err
     # Inside apg's bubblewrap Codex's own sandbox cannot start: the adapter leaves it to apg's.
     mode = "danger-full-access" if record["sandbox"]["backend"] == "bwrap" else "workspace-write"
-    assert seen["argv"] == ["exec", "--json", "--sandbox", mode, "-c",
+    assert seen["argv"] == ["exec", "--json", "--skip-git-repo-check", "--sandbox", mode, "-c",
                             "allow_login_shell=false", "--model", "gpt-test", prompt_arg(approot)]
     assert seen["cwd"] == str(approot) and seen["home"] == str(run_dir / "home")
     assert seen["api_key"] == "bed-openai-key"
@@ -337,7 +339,8 @@ def test_codex_without_a_model_and_with_extra_args(approot: Path, apg: Run, stub
     run_dir, _ = the_run(approot)
     seen = json.loads((run_dir / "work" / "stub-codex.json").read_text(encoding="utf-8"))
     assert seen["argv"] == [
-        "exec", "--json", "--sandbox", "danger-full-access", "-c", "allow_login_shell=false",
+        "exec", "--json", "--skip-git-repo-check", "--sandbox", "danger-full-access", "-c",
+        "allow_login_shell=false",
         "-c", "model_provider=apg", "-c", 'model_providers.apg.name="OPENAI_BASE_URL"',
         "-c", 'model_providers.apg.base_url="http://127.0.0.1:9/v1"',
         "-c", "model_providers.apg.wire_api=responses",

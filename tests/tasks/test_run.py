@@ -323,7 +323,10 @@ def test_adapter_environment_is_allow_listed(plain: Path, dataset: Path, apg: Ru
     assert env["PATH"] == os.environ["PATH"]
     assert (env["LC_TIME"], env["TZ"]) == ("C", "UTC")
     assert env["HOME"] == str(run_dir / "home") and (run_dir / "home").is_dir()
-    allowed = {"PATH", "LANG", "TERM", "TZ", "TMPDIR", "HOME", "DECLARED_VAR"}
+    # apg's own: the agent's git repository is its work folder's, the bed its work tree.
+    assert (env["GIT_DIR"], env["GIT_WORK_TREE"]) == (str(run_dir / "work" / "git"), str(plain))
+    allowed = {"PATH", "LANG", "TERM", "TZ", "TMPDIR", "HOME", "DECLARED_VAR", "GIT_DIR",
+               "GIT_WORK_TREE"}
     extra = {k for k in env if k not in allowed and not k.startswith(("LC_", "APG_"))}
     # Whatever the OS or interpreter adds on its own (PWD, SHLVL, _) is not from the host.
     assert extra <= {"PWD", "SHLVL", "_", "OLDPWD"}

@@ -210,7 +210,10 @@ def run_policy(paths: RunPaths, reads: Iterable[Path], network: bool) -> Policy:
     # Readable, never writable: a record the adapter could rewrite, replace or turn into a
     # folder would let it forge or void its own attempt.
     readable += [*resolv_conf_reads(), paths.run_dir, paths.adapter, *reads]
-    masked = [Path(p) for p in (*SYSTEM_SECRETS, *DOCKER_SOCKETS)] + [paths.state_dir]
+    # The bed's .git is the harness's baseline repository (objects, refs, config, hooks): never
+    # the agent's to read or write; its own git goes to GIT_DIR in its work folder.
+    masked = [Path(p) for p in (*SYSTEM_SECRETS, *DOCKER_SOCKETS)] + [paths.state_dir,
+                                                                     paths.approot / ".git"]
     real_writable = {resolved(p) for p in writable}
     masked += [p for p in paths.hidden if resolved(p) not in real_writable]
     return Policy(workdir=paths.approot, home=paths.home, tmp=paths.tmp,

@@ -5,20 +5,18 @@ The run directory is ``<baseline dir>/runs/<run-id>/`` (beside the baselines, so
 ``run.json``     the authoritative record, written new-then-rename: first ``status: running``,
                  then the final status (``attempted``, ``no_attempt``, ``refused``, ``interrupted``)
 ``prompt.txt``   the task prompt, verbatim (``APG_PROMPT_FILE``)
-``request.json`` the run request (``APG_REQUEST_FILE``, ``tasks.request.RunRequest``); it names
-                 the dataset, never its path
-``reference_solution.json``  the oracle's alone (``APG_REFERENCE_FILE``, ``ReferenceSolution``),
-                 removed when it exits
+``request.json`` the run request (``APG_REQUEST_FILE``, ``tasks.request.RunRequest``): no dataset path
+``reference_solution.json``  the oracle's alone (``APG_REFERENCE_FILE``), removed when it exits
 ``stdout.log``, ``stderr.log``  the adapter's output, teed to the terminal, capped (AI_PG_LOG_LIMIT)
 ``transcript.json`` and an agent CLI's raw output, copied out of ``work/`` after the adapter
-``work/``, ``home/``, ``tmp/``  the adapter's ``APG_RUN_DIR``, ``HOME`` and ``TMPDIR``
+``work/``, ``home/``, ``tmp/``  the adapter's ``APG_RUN_DIR``, ``HOME``, ``TMPDIR``; ``work/git`` its
+                 own ``GIT_DIR`` (the bed's ``.git`` is the harness's, hidden from it)
 
-The adapter runs confined (``tasks.sandboxing``): it writes only the bed, ``work/``, HOME and
-TMPDIR; apg's records it can read, not change, and apg checks each before trusting or rewriting
-it (``tasks.run_files``: ``APG_RUN_RECORD_BROKEN``, exit 1). It cannot see the dataset, the
-escrow, other runs or the operator's HOME; on a DDEV bed it reaches the site through
-``site.sock`` in its run directory (``tasks.site_access``). ``run.json``'s ``sandbox`` says what
-was allowed. No sandbox here: refused (``APG_RUN_UNCONFINED``) unless ``allow_unconfined``.
+Confined (``tasks.sandboxing``), the adapter writes only the bed, ``work/``, HOME and TMPDIR;
+apg's records it can read, not change, and apg checks each before use (``tasks.run_files``:
+``APG_RUN_RECORD_BROKEN``, exit 1). The dataset, the escrow, other runs and the operator's HOME
+are out of its sight; a DDEV bed's site is ``site.sock`` in its run directory. ``run.json``'s
+``sandbox`` says what was allowed. No sandbox: ``APG_RUN_UNCONFINED`` unless ``allow_unconfined``.
 
 The adapter runs in the app root with an environment built from an allow-list: ``PATH``,
 ``LANG``, ``LC_*``, ``TERM``, ``TZ``, ``TMPDIR``, the names its ``## Env:`` header declares, and
@@ -26,9 +24,9 @@ the request variables (``APG_*``, which win over anything declared). ``RunOption
 adds values a harness chooses (a campaign arm's ``agent_env``): only for names the adapter
 declares or names starting ``APG_ARM_``; any other name refuses the run before anything is
 written (``APG_RUN_ENV_REFUSED``), so an arm cannot smuggle in ``PATH``, ``HOME`` or a credential
-the adapter never asked for. ``HOME`` is the run's own ``home/`` so a CLI cannot pick up the
-host's logins (``~/.claude``, ``~/.codex``); only a host-shared adapter, which runs only under
-``AI_PG_ALLOW_HOST_CREDS=1``, gets the host's HOME. Stdin is /dev/null unless ``## Interactive: yes``.
+the adapter never asked for. ``HOME`` is the run's own ``home/`` (no host logins such as
+``~/.claude``); only a host-shared adapter (``AI_PG_ALLOW_HOST_CREDS=1``) gets the host's HOME.
+Stdin is /dev/null unless ``## Interactive: yes``.
 """
 
 from __future__ import annotations
@@ -60,7 +58,13 @@ from ai_proving_ground.tasks.preflight import ALLOW_VARIABLE, Preflight, preflig
 from ai_proving_ground.tasks.request import PROMPT_FILE, REFERENCE_FILE, REQUEST_FILE, write_request
 from ai_proving_ground.tasks.run_files import RunFiles
 from ai_proving_ground.tasks.run_record import write_run
-from ai_proving_ground.tasks.sandboxing import confine_adapter, plan_sandbox, run_home, run_tmp, run_work
+from ai_proving_ground.tasks.sandboxing import (
+    confine_adapter,
+    plan_sandbox,
+    run_folders_env,
+    run_home,
+    run_work,
+)
 from ai_proving_ground.tasks.site_access import ddev_project, site_access
 from ai_proving_ground.tasks.site_access import site_command as site_command  # its old home
 from ai_proving_ground.transcripts import RAW_FILES, review_run
@@ -316,12 +320,9 @@ def adapter_environment(host: Mapping[str, str], plan: _Plan, run_dir: Path,
     env.update(options.extra_env)
     shared = host["HOME"] if header.credentials == "host-shared" and "HOME" in host else None
     env.update(arm_home(run_home(run_dir), run_dir, options.arm, shared))  # HOME, the arm's gift
-    run_tmp(run_dir).mkdir(mode=0o700, exist_ok=True)
-    env["TMPDIR"] = str(run_tmp(run_dir))
-    run_work(run_dir).mkdir(mode=0o700, exist_ok=True)
+    env.update(run_folders_env(run_dir, options.approot))
     env.update({
         "APG_RUN_ID": run_dir.name,
-        "APG_RUN_DIR": str(run_work(run_dir)),  # the adapter's to write; the rest is apg's
         "APG_PROMPT_FILE": str(prompt_file),
         "APG_REQUEST_FILE": str(request_file),
         "APG_TASK_ID": plan.task.id,

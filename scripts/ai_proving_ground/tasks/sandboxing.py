@@ -51,6 +51,24 @@ def run_work(run_dir: Path) -> Path:
     return run_dir / "work"
 
 
+def agent_git_dir(run_dir: Path) -> Path:
+    """The agent's own git repository (``GIT_DIR``, created by its first ``git init``): the bed's
+    ``.git`` is the harness's baseline repository, hidden from a confined adapter, and a commit
+    there would make the attempt ``tampered``, so an agent that uses git gets this one instead,
+    which the harness never reads."""
+    return run_work(run_dir) / "git"
+
+
+def run_folders_env(run_dir: Path, approot: Path) -> dict[str, str]:
+    """The adapter's own folders beside its HOME, made (mode 0700), as its environment: TMPDIR,
+    APG_RUN_DIR (its work folder; the rest of the run directory is apg's) and its own git
+    repository, with the bed as the work tree."""
+    for folder in (run_tmp(run_dir), run_work(run_dir)):
+        folder.mkdir(mode=0o700, exist_ok=True)
+    return {"TMPDIR": str(run_tmp(run_dir)), "APG_RUN_DIR": str(run_work(run_dir)),
+            "GIT_DIR": str(agent_git_dir(run_dir)), "GIT_WORK_TREE": str(approot)}
+
+
 def operator_homes(host: Mapping[str, str]) -> list[Path]:
     """``$HOME`` and the account's own home directory (they differ under a harness)."""
     homes = [Path(host["HOME"])] if host.get("HOME") else []
