@@ -185,18 +185,26 @@ def _scan_dir(dir_fd: int, key: str, out: Dict[str, Entry]) -> None:
             out[child] = dict(_UNREADABLE)
 
 
-def scan_root(path: str, label: str, out: Dict[str, Entry]) -> None:
-    """Add every file and symlink under ``path`` as ``label/<relative path>``; a root that is
-    itself a file or a symlink is the single entry ``label``; an absent root adds nothing."""
+def _directory_root(path: str, label: str, out: Dict[str, Entry]) -> bool:
+    """True when ``path`` is a real directory to scan; else its entry (a file, a symlink or
+    unreadable) is recorded as ``label``, or nothing when it is absent."""
     try:
         st = os.lstat(path)
     except FileNotFoundError:
-        return
+        return False
     except OSError:
         out[label] = dict(_UNREADABLE)
-        return
+        return False
     if not stat.S_ISDIR(st.st_mode):
         out[label] = _file_entry(path, None)
+        return False
+    return True
+
+
+def scan_root(path: str, label: str, out: Dict[str, Entry]) -> None:
+    """Add every file and symlink under ``path`` as ``label/<relative path>``; a root that is
+    itself a file or a symlink is the single entry ``label``; an absent root adds nothing."""
+    if not _directory_root(path, label, out):
         return
     try:
         fd = os.open(path, _DIR_FLAGS)
@@ -213,15 +221,7 @@ def scan_parts(path: str, label: str, parts: Sequence[str], out: Dict[str, Entry
     """The root's own kind as ``label`` ({"kind": "dir"} when it is a real directory), then only
     the named ``parts`` below it (files or folders, scanned whole), never through a symlink: a
     repository's config and hooks are judged, its objects and index are not."""
-    try:
-        st = os.lstat(path)
-    except FileNotFoundError:
-        return
-    except OSError:
-        out[label] = dict(_UNREADABLE)
-        return
-    if not stat.S_ISDIR(st.st_mode):
-        out[label] = _file_entry(path, None)
+    if not _directory_root(path, label, out):
         return
     out[label] = {"kind": "dir"}
     for part in parts:
