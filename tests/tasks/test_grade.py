@@ -366,8 +366,10 @@ def test_dataset_provenance_unresolved(fixtures_bed: Path, grade: GradeFn, write
     # A run recorded without a sandbox record says so ("unrecorded").
     assert graded.source == {"dataset_provenance": "unresolved: dataset volume went away",
                              "apg_run_id": RUN_ID, **RUN_DETAILS, "apg_sandbox": "unrecorded"}
-    # The verdict does not change, and the grader hashes are still there.
-    assert graded.result["score_details"] == normal.result["score_details"]
+    # The verdict does not change (the run adds only its agent), and the grader hashes are there.
+    expected = normal.result["score_details"]
+    expected["details"] = {**expected["details"], "agent_adapter": "nop"}
+    assert graded.result["score_details"] == expected
     assert graded.library == normal.library
 
 
@@ -442,7 +444,7 @@ def test_run_provenance_model_and_grade_json(fixtures_bed: Path, grade: GradeFn,
     assert (info["id"], info["name"], info["developer"]) == (MODEL, "claude-sonnet-4", "anthropic")
     # every_eval_ever 0.3.0's closed sets: a vendor's service, weights not known to us.
     assert info["additional_details"] == {"deployment_type": "externally_managed",
-                                          "model_availability": "unknown"}
+                                          "model_availability": "unknown", "agent_adapter": "nop"}
     finished = str(calendar.timegm((2026, 7, 18, 10, 20, 0, 0, 0, 0)))
     assert graded.envelope["evaluation_timestamp"] == finished
     assert graded.result["evaluation_timestamp"] == finished
@@ -499,7 +501,8 @@ def test_run_without_a_recorded_model(fixtures_bed: Path, grade: GradeFn,
     assert bare.envelope is not None
     assert bare.envelope["model_info"]["id"] == "unknown/unknown"
     assert bare.envelope["model_info"]["additional_details"] == {"deployment_type": "unknown",
-                                                                 "model_availability": "unknown"}
+                                                                 "model_availability": "unknown",
+                                                                 "agent_adapter": "nop"}
 
 
 RunSetup = Callable[[Path, Any], str]
@@ -579,6 +582,56 @@ def test_run_invalid(fixtures_bed: Path, grade: GradeFn, write_run_record: Any,
     # No verdict: nothing saved, nothing stored.
     assert not list((baseline_dir(fixtures_bed) / "runs").glob("*/grade.json"))
     assert stored(fixtures_bed) == []
+
+
+def verdict_lines(err: str) -> list[str]:
+    return [line for line in err.splitlines() if line.startswith("APG_GRADE_VERDICT ")]
+
+
+def test_the_verdict_line_names_the_first_failed_check(fixtures_bed: Path, grade: GradeFn,
+                                                       site: Callable[..., None]) -> None:
+    failed = grade(fixtures_bed, "cv01_footer_heading")
+    first = next(c for c in failed.checks if not c["passed"])
+    passed_count = sum(c["passed"] for c in failed.checks)
+    assert verdict_lines(failed.err) == [
+        f"APG_GRADE_VERDICT cv01_footer_heading agent=unrecorded score=0 checks "
+        f"{passed_count}/{len(failed.checks)}, first failed: {first['id']} ({first['type']}): "
+        f"expected {json.dumps(first['expected'], sort_keys=True)}, "
+        f"found {json.dumps(first['found'], sort_keys=True)}"]
+    assert passed_count < len(failed.checks)
+    apply_reference(site, fixtures_bed, "cv01_footer_heading")
+    passed = grade(fixtures_bed, "cv01_footer_heading")
+    count = len(passed.checks)
+    assert verdict_lines(passed.err) == [
+        f"APG_GRADE_VERDICT cv01_footer_heading agent=unrecorded score=1 checks {count}/{count}"]
+
+
+def test_the_envelope_and_the_verdict_line_name_the_agent(fixtures_bed: Path, grade: GradeFn,
+                                                          write_run_record: Any) -> None:
+    transcript = {"file": "transcript.json", "source": "claude-code.jsonl",
+                  "model": MODEL, "cli_version": "2.1.3", "turns": 4, "tool_calls": 7,
+                  "commands": 3, "permission_denials": 0,
+                  "usage": {"input_tokens": 1200, "output_tokens": 300}, "cost_usd": 0.25,
+                  "errors": 0, "completed": True}
+    write_run_record(fixtures_bed, RUN_ID, adapter={"name": "claude-code"},
+                     agent_transcript=transcript)
+    graded = grade(fixtures_bed, "dv01_view_build", f"--run={RUN_ID}")
+    assert graded.rc == 0
+    assert graded.envelope is not None
+    agent = {"agent_adapter": "claude-code", "agent_cli": "claude-code",
+             "agent_cli_version": "2.1.3", "agent_model": MODEL}
+    for details in (graded.envelope["model_info"]["additional_details"], graded.details):
+        assert {key: details.get(key) for key in agent} == agent
+    [line] = verdict_lines(graded.err)
+    assert line.startswith("APG_GRADE_VERDICT dv01_view_build agent=claude-code score=0 checks ")
+    # A transcript that could not be parsed names no CLI; the adapter is still named.
+    write_run_record(fixtures_bed, RUN_ID, adapter={"name": "claude-code"},
+                     agent_transcript={"error": "no JSON lines"})
+    unparsed = grade(fixtures_bed, "dv01_view_build", f"--run={RUN_ID}")
+    assert unparsed.envelope is not None
+    details = unparsed.envelope["model_info"]["additional_details"]
+    assert details["agent_adapter"] == "claude-code"
+    assert "agent_cli" not in details
 
 
 # ---------------------------------------------------------------------------- exit codes

@@ -36,7 +36,8 @@ Runner = Callable[..., Out]
 
 @pytest.fixture
 def cli(capsys: pytest.CaptureFixture[str], check_envelope_schemas: Callable[[Any], None]) -> Runner:
-    """``cli(main, *argv)`` in-process; a grade's stdout must be one valid envelope."""
+    """``cli(main, *argv)`` in-process; a grade's stdout must be one valid envelope, and its
+    stderr must start with the one APG_GRADE_VERDICT line (``err`` is what follows it)."""
 
     def call(main: Callable[[list[str]], int], *argv: str) -> Out:
         capsys.readouterr()
@@ -44,6 +45,8 @@ def cli(capsys: pytest.CaptureFixture[str], check_envelope_schemas: Callable[[An
         out, err = capsys.readouterr()
         if main is grade_main and out:
             check_envelope_schemas(json.loads(out))
+            first, _, err = err.partition("\n")
+            assert first.startswith(f"APG_GRADE_VERDICT {TASK} "), first
         return Out(rc, out, err)
 
     return call

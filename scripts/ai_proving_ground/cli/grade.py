@@ -1,7 +1,10 @@
 """``apg grade <task-id> [dataset] [model-id] [--run=<run-id>]``: grade one task on live state.
 
-Prints one every_eval_ever 0.2.2 envelope on stdout, then saves it as grade.json in the run
-directory (with --run) and stores it in the results store (AI_PG_NO_IMPORT=1 skips storing).
+Prints one every_eval_ever 0.2.2 envelope on stdout and one line on stderr
+(APG_GRADE_VERDICT: task, agent, score, checks passed k/n and the first failing check with what
+it expected and found; the envelope's model_info details name the agent), then saves it as
+grade.json in the run directory (with --run) and stores it in the results store
+(AI_PG_NO_IMPORT=1 skips storing).
 With --run, a run that recorded no attempt (status other than ``attempted``: the adapter exited
 non-zero, timed out, was refused) or whose recorded task hash differs from the task being graded
 is refused (APG_GRADE_RUN_INVALID, nothing stored) unless --force; the envelope records the run's
@@ -22,8 +25,10 @@ import sys
 from collections.abc import Sequence
 
 from ai_proving_ground.cli.common import ArgumentParser, add_approot, resolve_bed, run
+from ai_proving_ground.report import say
 from ai_proving_ground.settings import Settings
 from ai_proving_ground.sites.base import driver_for
+from ai_proving_ground.tasks.envelope import VERDICT_TOKEN, verdict_line
 from ai_proving_ground.tasks.grade import GradeRequest, after_emit, check_envelope, grade
 
 
@@ -52,9 +57,10 @@ def main(argv: Sequence[str] | None = None) -> int:
                                model=args.model or args.model_option, run_id=args.run_id,
                                settings=settings, force=args.force, hidden=args.hidden)
         envelope = grade(request, driver_for(approot, settings))
-        check_envelope(envelope)
+        checked = check_envelope(envelope)
         sys.stdout.write(json.dumps(envelope, indent=2) + "\n")
         sys.stdout.flush()
+        say(VERDICT_TOKEN, verdict_line(checked))
         after_emit(request, envelope)
         return 0
 

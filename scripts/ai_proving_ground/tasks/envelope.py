@@ -76,3 +76,34 @@ def read_envelope(path: Path) -> Envelope:
 def write_envelope(path: Path, envelope: Envelope) -> None:
     """``path`` (a grade.json or a stored result), checked against the schema first."""
     write_record(path, envelope)
+
+
+VERDICT_TOKEN = "APG_GRADE_VERDICT"
+# An expected or found value longer than this is cut in the verdict line (the envelope has all).
+_SHOWN_CHARS = 120
+
+
+def verdict_line(envelope: Envelope) -> str:
+    """The one line that answers "did it pass?" for a person, from the envelope alone:
+    ``<task> agent=<adapter> score=<s> checks k/n`` and the first failing check with what it
+    expected and found (the token is the caller's: :data:`VERDICT_TOKEN`)."""
+    document = envelope.document
+    model_details = document["model_info"].get("additional_details", {})
+    details = document["evaluation_results"][0]["score_details"]["details"]
+    agent = model_details.get("agent_adapter", "unrecorded")
+    passed = sum(1 for check in envelope.checks if check.passed)
+    line = (f"{envelope.task_id} agent={agent} score={envelope.score:g} "
+            f"checks {passed}/{len(envelope.checks)}")
+    failed = next((check for check in envelope.checks if not check.passed), None)
+    if failed is not None:
+        line += (f", first failed: {failed.id} ({failed.type}): expected "
+                 f"{_shown(failed.expected)}, found {_shown(failed.found)}")
+    hidden = details.get("hidden_verifier")
+    if hidden not in (None, "absent", "pass"):
+        line += f", hidden verifier: {hidden}"
+    return line
+
+
+def _shown(value: Any) -> str:
+    text = json.dumps(value, sort_keys=True, ensure_ascii=False)
+    return text if len(text) <= _SHOWN_CHARS else text[:_SHOWN_CHARS - 3] + "..."

@@ -203,10 +203,17 @@ def agent_model(run: dict[str, Any] | None) -> str | None:
 
 
 def agent_details(run: dict[str, Any] | None) -> dict[str, str]:
-    """What the agent's transcript says about the attempt, as the envelope's string details."""
+    """Which agent made the attempt (its adapter, as run.json names it) and what the agent's
+    transcript says about it, as the envelope's string details."""
     summary = _agent_transcript(run)
     usage: dict[str, Any] = summary["usage"] if isinstance(summary.get("usage"), dict) else {}
-    found = {"agent_model": summary.get("model"), "agent_cli_version": summary.get("cli_version"),
+    adapter = (run or {}).get("adapter")
+    adapter_name = adapter.get("name") if isinstance(adapter, dict) else None
+    # A transcript is parsed by the parser registered under the adapter's name, so a parsed one
+    # (no "error") means the CLI of that name wrote it.
+    cli = adapter_name if summary and "error" not in summary else None
+    found = {"agent_adapter": adapter_name, "agent_cli": cli,
+             "agent_model": summary.get("model"), "agent_cli_version": summary.get("cli_version"),
              "agent_turns": summary.get("turns"), "agent_tool_calls": summary.get("tool_calls"),
              "agent_commands": summary.get("commands"),
              "agent_permission_denials": summary.get("permission_denials"),
