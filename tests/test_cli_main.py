@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import subprocess
+import sys
 from collections.abc import Callable
+from importlib import metadata
 from pathlib import Path
 from typing import Protocol
 
@@ -115,9 +117,10 @@ def test_apg_help_and_unknown_command(apg: Run) -> None:
     rc, _, _ = apg()
     assert rc == 2
 
-    rc, out, err = apg("--version")
-    assert (rc, err) == (0, "")
-    assert out.strip() == __import__("ai_proving_ground").__version__
+    for flag in ("-V", "--version"):
+        rc, out, err = apg(flag)
+        assert (rc, err) == (0, "")
+        assert out == f"{metadata.version('ai-proving-ground')}\n"
 
 
 def test_apg_dispatches_to_site(apg: Run, bed: Path) -> None:
@@ -180,3 +183,23 @@ def test_site_finds_the_bed_from_option_env_or_cwd(
     rc, _, err = site(not_a_bed, "pm:list")
     assert rc == 2
     assert err.startswith(f"APG_SITE_NOT_INSTALLED no embedded site database at {not_a_bed}")
+
+
+def test_the_version_is_the_installed_distributions(apg: Run,
+                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    # The real console script, as a user runs it.
+    script = Path(sys.executable).parent / "apg"
+    shown = subprocess.run([str(script), "-V"], capture_output=True, text=True, check=False)
+    assert (shown.returncode, shown.stdout, shown.stderr) == (
+        0, f"{metadata.version('ai-proving-ground')}\n", "")
+    # Read from the package metadata, not the source tree...
+    monkeypatch.setattr(metadata, "version", lambda name: "9.8.7")
+    assert apg("-V")[1] == "9.8.7\n"
+
+    # ...and from the source tree only when nothing is installed.
+    def not_installed(name: str) -> str:
+        raise metadata.PackageNotFoundError(name)
+
+    monkeypatch.setattr(metadata, "version", not_installed)
+    assert apg("--version")[1] == f"{__import__('ai_proving_ground').__version__}\n"
+

@@ -22,6 +22,7 @@ APG = Path(sys.executable).parent / "apg"
     ([""], sorted(COMMANDS)),
     (["pro"], ["provision"]),
     (["--v"], ["--version"]),
+    (["-"], ["--help", "--version", "-V"]),
     (["site", "config:g"], ["config:get"]),
     (["run", "--ag"], ["--agent"]),
     (["site", "config:get", "--f"], ["--format"]),

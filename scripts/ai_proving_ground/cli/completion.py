@@ -57,7 +57,7 @@ def candidates(words: Sequence[str], commands: Mapping[str, str]) -> list[str]:
     each command to its module under ai_proving_ground.cli."""
     *before, current = list(words) or [""]
     if not before:
-        return _matching([*commands, "--help", "--version"], current)
+        return _matching([*commands, "--help", "--version", "-V"], current)
     if before[0] not in commands:
         return []
     # The subcommand (e.g. `config:get` of `site`), if one is given; options are not.

@@ -1,6 +1,7 @@
 """``apg``: the eval bed's command line. Each subcommand is a module with ``main(argv)``.
 
-Run ``apg COMMAND --help`` for a command's options and exit codes.
+Run ``apg COMMAND --help`` for a command's options and exit codes; ``apg -V`` (``--version``)
+prints the installed version.
 """
 
 from __future__ import annotations
@@ -38,7 +39,21 @@ COMMANDS: dict[str, tuple[str, str]] = {
 def usage() -> str:
     lines = ["usage: apg COMMAND [ARGS...]", "", "commands:"]
     lines += [f"  {name:<16} {helptext}" for name, (_, helptext) in COMMANDS.items()]
+    lines += ["", "options:", f"  {'-h, --help':<16} show this list and exit",
+              f"  {'-V, --version':<16} print the installed version and exit"]
     return "\n".join(lines) + "\n"
+
+
+def version() -> str:
+    """The installed distribution's version (its package metadata), else the source tree's
+    (run from a checkout that was never installed)."""
+    # Lazy for start-up time: only -V needs importlib.metadata.
+    from importlib import metadata
+
+    try:
+        return metadata.version("ai-proving-ground")
+    except metadata.PackageNotFoundError:
+        return __version__
 
 
 def _suggestion(name: str) -> str:
@@ -59,8 +74,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args[0] in {"-h", "--help", "help"}:
         sys.stdout.write(usage())
         return 0
-    if args[0] == "--version":
-        print(__version__)
+    if args[0] in {"-V", "--version"}:
+        print(version())
         return 0
     name = args[0]
     if name == "__complete":
