@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import re
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -15,9 +16,26 @@ from ai_proving_ground.errors import ApgError
 from ai_proving_ground.layout import BedLayout, is_ddev_project
 from ai_proving_ground.settings import Settings, resolve_approot
 
+# A command's help is its module's docstring, written in reStructuredText for the API docs; a
+# terminal shows it without the markup (``literal`` and :role:`target` become their text).
+_RST_LITERAL = re.compile(r"``([^`]+?)``")
+_RST_ROLE = re.compile(r":[a-z]+(?::[a-z]+)?:`~?([^`]+)`")
+
+
+def plain_text(text: str) -> str:
+    """``text`` without reStructuredText's inline literal and role markup."""
+    return _RST_ROLE.sub(r"\1", _RST_LITERAL.sub(r"\1", text))
+
 
 class ArgumentParser(argparse.ArgumentParser):
-    """argparse that reports bad arguments with the APG_USAGE token and exit code 2."""
+    """argparse that reports bad arguments with the APG_USAGE token and exit code 2, and shows
+    help (docstrings, help= strings) as plain text."""
+
+    def format_help(self) -> str:
+        return plain_text(super().format_help())
+
+    def format_usage(self) -> str:
+        return plain_text(super().format_usage())
 
     def error(self, message: str) -> Any:  # argparse's signature says NoReturn
         self.print_usage(report.stderr())
