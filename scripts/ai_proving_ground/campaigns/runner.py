@@ -43,12 +43,10 @@ from __future__ import annotations
 import contextlib
 import fcntl
 import os
-import queue
 import shutil
 import sys
-import threading
+from collections import deque
 from collections.abc import Iterator
-from concurrent.futures import Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -57,7 +55,6 @@ from typing import Any
 from ai_proving_ground.campaigns import beds
 from ai_proving_ground.campaigns.attempt import AttemptRun, Context, SiteStep
 from ai_proving_ground.campaigns.records import (
-    AttemptRecord,
     CampaignFiles,
     CampaignRecord,
     ReportRecord,
@@ -68,6 +65,8 @@ from ai_proving_ground.campaigns.records import (
 from ai_proving_ground.campaigns.report import build_report, summary_line
 from ai_proving_ground.campaigns.spec import Attempt, Campaign, CampaignSpec, load_spec, plan, resolve
 from ai_proving_ground.errors import ApgError
+from ai_proving_ground.executors import registry
+from ai_proving_ground.executors.base import Executor, Finished
 from ai_proving_ground.records import write_record
 from ai_proving_ground.report import say
 from ai_proving_ground.sandbox.confine import SandboxOptions, choose_backend
@@ -91,6 +90,7 @@ class RunnerOptions:
     jobs: int | None = None
     dry_run: bool = False
     beds: Path | None = None
+    executor: str | None = None  # None: the spec's (default local); executors.registry
     settings: Settings = field(default=DEFAULT_SETTINGS, compare=False)
     site_step: SiteStep = field(default=_no_site_steps, compare=False)
 
@@ -110,6 +110,7 @@ def run_campaign(options: RunnerOptions) -> CampaignResult:
     spec = load_spec(options.spec_path.absolute())
     campaign = resolve(spec, options.settings)
     attempts = plan(campaign)
+    _executor_name(spec, options)  # an unknown executor is usage, before anything is written
     if options.dry_run:
         sys.stdout.write(plan_text(attempts))
         return CampaignResult(0)
@@ -144,13 +145,24 @@ def _run_locked(campaign: Campaign, files: CampaignFiles, attempts: list[Attempt
     """The campaign itself, under the directory's lock."""
     _refuse_used(files.directory)  # again, now that no other runner can be filling it
     context, job_list = _start(campaign, files, attempts, jobs, options)
-    interrupted = _run_attempts(context, job_list, attempts)
+    interrupted = _run_attempts(context, job_list, attempts, _executor_name(campaign.spec, options))
     report = build_report(files.directory)
     write_record(files.report, ReportRecord.from_json(report))
     counts = report["totals"]
     say("APG_CAMPAIGN_DONE", f"{summary_line(counts)}; records in {files.directory}")
     print(files.directory)
     return CampaignResult(INTERRUPTED if interrupted else 0, files.directory, report, counts)
+
+
+def _executor_name(spec: CampaignSpec, options: RunnerOptions) -> str:
+    """``--executor``, else the spec's ``executor``, else the default; a name the registry lacks
+    is refused (the spec's even when ``--executor`` overrides it: the spec must stay runnable)."""
+    if spec.executor is not None and spec.executor not in registry.EXECUTORS:
+        spec.fail(["executor"], f"no executor called {spec.executor!r}; known: {registry.known()}")
+    if options.executor is not None and options.executor not in registry.EXECUTORS:
+        raise ApgError("APG_USAGE", f"--executor {options.executor!r}: no such executor; "
+                       f"known: {registry.known()}", exit_code=2)
+    return options.executor or spec.executor or registry.DEFAULT
 
 
 class _Busy(Exception):
@@ -237,65 +249,69 @@ def _start(campaign: Campaign, files: CampaignFiles, attempts: list[Attempt], jo
 # ---------------------------------------------------------------------------- the attempts
 
 
-def _run_attempts(context: Context, job_list: list[beds.Job],
-                  attempts: list[Attempt]) -> bool:
-    """Workers pull attempts in plan order, each writing its record; whether it was interrupted."""
-    pending: queue.Queue[Attempt] = queue.Queue()
-    for attempt in attempts:
-        pending.put(attempt)
-    records: list[AttemptRecord] = []
-    lock = threading.Lock()
-    interrupted = False
-    with ThreadPoolExecutor(max_workers=len(job_list)) as pool:
-        futures = [pool.submit(_worker, context, job, pending, records, lock) for job in job_list]
+def _run_attempts(context: Context, job_list: list[beds.Job], attempts: list[Attempt],
+                  executor_name: str) -> bool:
+    """Attempts start in plan order, each job taking the next when its last is collected; every
+    step goes through the executor (:mod:`ai_proving_ground.executors`). Whether it was
+    interrupted."""
+    lanes = _Lanes(registry.open_executor(executor_name, context, job_list), deque(attempts))
+    try:
         try:
-            _wait_all(futures)
+            for job in job_list:
+                lanes.give(job)
+            lanes.drain()
         except KeyboardInterrupt:
-            interrupted = True
-            context.stop.set()
-            context.children.interrupt_all()
+            lanes.stopping = True
+            lanes.executor.cancel()
             say("APG_INTERRUPTED", "stopping: the running attempts are recorded as interrupted")
-            _wait_all(futures)
-    if not interrupted:  # an interrupted campaign is incomplete, not full of infra errors
-        while not pending.empty():
-            AttemptRun(context, None, pending.get()).fail("no usable bed was left to run it")
-    return interrupted
+            lanes.drain()
+    finally:
+        lanes.executor.close()
+    if not lanes.stopping:  # an interrupted campaign is incomplete, not full of infra errors
+        while lanes.pending:
+            AttemptRun(context, None, lanes.pending.popleft()).fail("no usable bed was left to run it")
+    return lanes.stopping
 
 
-def _wait_all(futures: list[Future[None]]) -> None:
-    # A timeout keeps the main thread waking up, so Ctrl-C is seen while workers run.
-    while not all(f.done() for f in futures):
-        wait(futures, timeout=0.5)
-    for number, future in enumerate(futures):
-        problem = future.exception()
-        if problem is not None:  # a bug: that lane stops, the others went on
-            say("APG_CAMPAIGN_JOB_LOST", f"job-{number}: {type(problem).__name__}: {problem}")
+@dataclass
+class _Lanes:
+    """The runner's side of the executor: what is still to start and how many are done."""
 
+    executor: Executor
+    pending: deque[Attempt]
+    done: int = 0
+    stopping: bool = False
 
-def _worker(context: Context, job: beds.Job, pending: queue.Queue[Attempt],
-            records: list[AttemptRecord], lock: threading.Lock) -> None:
-    while not context.stop.is_set():
-        try:
-            attempt = pending.get_nowait()
-        except queue.Empty:
-            return
-        run = AttemptRun(context, job, attempt)
-        record = run.run()
-        with lock:
-            records.append(record)
-            done = len(records)
-        detail = f" ({record.reason})" if record.outcome != "pass" else ""
-        say("APG_CAMPAIGN_ATTEMPT", f"{done} done; #{attempt.order:04d} {attempt.task_id} "
-            f"arm={attempt.arm} agent={attempt.agent} model={attempt.model or '-'} "
-            f"repeat={attempt.repeat}: {record.outcome}{detail}")
-        if run.set_aside is not None:
-            try:
-                beds.replace_bed(context.campaign, context.template, job,
-                                 f"{run.set_aside}-{attempt.order:04d}")
-            except (OSError, ApgError) as exc:
-                say("APG_CAMPAIGN_JOB_LOST", f"{job.name}: could not replace its bed: {exc}; "
-                    "the other jobs go on")
+    def give(self, job: beds.Job) -> None:
+        if self.pending and not self.stopping:
+            self.executor.submit(job, self.pending.popleft())
+
+    def drain(self) -> None:
+        """Take results until nothing submitted is left (the wait ends every 0.5 s, so the main
+        thread sees Ctrl-C while attempts run)."""
+        while True:
+            idle = not self.executor.busy()  # before collecting: then every result is queued
+            got = self.executor.collect(0 if idle else 0.5)
+            for finished in got:
+                self._take(finished)
+            if idle and not got:
                 return
+
+    def _take(self, finished: Finished) -> None:
+        job, attempt, record = finished.job, finished.attempt, finished.record
+        if record is not None:
+            self.done += 1
+            detail = f" ({record.reason})" if record.outcome != "pass" else ""
+            say("APG_CAMPAIGN_ATTEMPT", f"{self.done} done; #{attempt.order:04d} "
+                f"{attempt.task_id} arm={attempt.arm} agent={attempt.agent} "
+                f"model={attempt.model or '-'} repeat={attempt.repeat}: {record.outcome}{detail}")
+        if finished.error is not None:  # a bug: that lane stops, the others go on
+            problem = finished.error
+            say("APG_CAMPAIGN_JOB_LOST", f"{job.name}: {type(problem).__name__}: {problem}")
+        elif finished.lost is not None:
+            say("APG_CAMPAIGN_JOB_LOST", f"{job.name}: {finished.lost}; the other jobs go on")
+        elif record is not None:
+            self.give(job)
 
 
 def _escrow_set(job: beds.Job) -> Path:

@@ -70,6 +70,8 @@ class CampaignSpec:
     fixtures: tuple[str, ...] | None
     bed: Path | None
     ddev_beds: tuple[Path, ...] = ()  # DDEV projects, one job each (campaigns.beds)
+    executor: str | None = None  # what runs the attempts (None: executors.registry.DEFAULT;
+    # the runner checks the name against the registry, which imports the campaign modules)
 
     @property
     def path(self) -> Path:
@@ -156,6 +158,7 @@ def load_spec(path: Path) -> CampaignSpec:
         fixtures=tuple(data["fixtures"]) if "fixtures" in data else None,
         bed=(path.parent / data["bed"]).absolute() if "bed" in data else None,
         ddev_beds=tuple((path.parent / bed).absolute() for bed in data.get("ddev_beds", ())),
+        executor=data.get("executor"),
     )
     if spec.bed is not None and spec.ddev_beds:
         spec.fail(["ddev_beds"], "give bed (an embedded bed to clone) or ddev_beds (DDEV "

@@ -1,4 +1,4 @@
-"""``apg campaign run SPEC [--out DIR] [--jobs N] [--dry-run]`` and ``apg campaign report DIR [--json]``.
+"""``apg campaign run SPEC [--out DIR] [--jobs N] [--executor NAME] [--dry-run]`` and ``report DIR``.
 
 ``run`` expands the spec's matrix (task x arm x agent x model x repeat), shuffles it with the
 spec's seed and runs every attempt on one cloned bed per job: verify, reset, the arm's setup,
@@ -8,7 +8,8 @@ prints the ordered plan as JSON lines and touches nothing. The spec's format is
 ``scripts/ai_proving_ground/schemas/campaign.schema.json``; ``campaigns/example.yml`` is a
 smoke campaign. After the matrix, report.json and report.txt are written beside the records.
 
-``report`` prints the statistics of a campaign directory (offline: no bed needed).
+``report`` (``apg campaign report DIR [--json]``) prints the statistics of a campaign directory
+(offline: no bed needed).
 
 Exit codes (run): 0 the matrix was completed, whatever the attempts gave (infrastructure errors
 are recorded per attempt, APG_CAMPAIGN_ATTEMPT, and never count as agent failures); 1 it could
@@ -57,6 +58,9 @@ def build_parser() -> ArgumentParser:
                             help="parallel beds (default: the spec's jobs)")
     run_parser.add_argument("--beds", help="where the beds go (new or empty; default a new "
                             "folder in the system's temporary directory), apart from the records")
+    run_parser.add_argument("--executor", metavar="NAME",
+                            help="what runs the attempts (default: the spec's executor, else "
+                            "local: one thread per job here)")
     run_parser.add_argument("--dry-run", action="store_true",
                             help="print the ordered plan as JSON lines and exit")
     sub.add_parser("report", help="print a campaign directory's statistics", add_help=False)
@@ -77,6 +81,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         options = RunnerOptions(spec_path=Path(args.spec), out=Path(args.out) if args.out else None,
                                 jobs=args.jobs, dry_run=args.dry_run,
                                 beds=Path(args.beds) if args.beds else None,
+                                executor=args.executor,
                                 settings=Settings.from_environ(), site_step=site_step)
         result = run_campaign(options)
         if result.report is not None and result.directory is not None:

@@ -1,0 +1,1 @@
+"""Executors: where a campaign's attempts run (submit, collect, cancel), chosen by name."""
