@@ -97,7 +97,8 @@ def test_store_lives_under_the_baseline_dir(fixtures_bed: Path, cli: Runner,
     monkeypatch.setenv("AI_PG_BASELINE_DIR", "state")
     assert grade(cli, fixtures_bed, TASK).rc == 0
     assert len(list((fixtures_bed / "state" / "results").glob("*.json"))) == 1
-    assert not (fixtures_bed / ".ai-proving-ground").exists()
+    # The default folder holds the bed's driver record (bed.json) since bed init; no results.
+    assert not (fixtures_bed / ".ai-proving-ground" / "results").exists()
 
 
 def test_identical_regrade_of_a_run_is_already_stored(fixtures_bed: Path, cli: Runner,
