@@ -158,12 +158,16 @@ def _extract(tar: tarfile.TarFile, members: list[tarfile.TarInfo], staging: Path
     would check each path again with realpath, which cost more than the extraction itself
     (bench: 500 files, about 0.1 s)."""
     live = _LiveFolders(dest)
+    made: set[Path] = set()  # staging folders made already: one mkdir per folder, not per file
     for member in members:
         target = staging.joinpath(*member.name.split("/"))
         if member.isdir():
             target.mkdir(parents=True, exist_ok=True)
+            made.add(target)
             continue
-        target.parent.mkdir(parents=True, exist_ok=True)
+        if target.parent not in made:
+            target.parent.mkdir(parents=True, exist_ok=True)
+            made.add(target.parent)
         if member.issym():
             os.symlink(member.linkname, target)
             continue
