@@ -201,20 +201,26 @@ def _directory_root(path: str, label: str, out: Dict[str, Entry]) -> bool:
     return True
 
 
+def _scan_folder(name: str, key: str, out: Dict[str, Entry],
+                 dir_fd: Optional[int] = None) -> None:
+    """Open the folder ``name`` (relative to ``dir_fd`` when given) without following a link and
+    scan it as ``key``; a folder that cannot be opened is recorded unreadable."""
+    try:
+        fd = os.open(name, _DIR_FLAGS, dir_fd=dir_fd)
+    except OSError:
+        out[key] = dict(_UNREADABLE)
+        return
+    try:
+        _scan_dir(fd, key, out)
+    finally:
+        os.close(fd)
+
+
 def scan_root(path: str, label: str, out: Dict[str, Entry]) -> None:
     """Add every file and symlink under ``path`` as ``label/<relative path>``; a root that is
     itself a file or a symlink is the single entry ``label``; an absent root adds nothing."""
-    if not _directory_root(path, label, out):
-        return
-    try:
-        fd = os.open(path, _DIR_FLAGS)
-    except OSError:
-        out[label] = dict(_UNREADABLE)
-        return
-    try:
-        _scan_dir(fd, label, out)
-    finally:
-        os.close(fd)
+    if _directory_root(path, label, out):
+        _scan_folder(path, label, out)
 
 
 def scan_parts(path: str, label: str, parts: Sequence[str], out: Dict[str, Entry]) -> None:
@@ -259,15 +265,7 @@ def _scan_one(name: str, key: str, dir_fd: int, out: Dict[str, Entry]) -> None:
         out[key] = dict(_UNREADABLE)
         return
     if stat.S_ISDIR(st.st_mode):
-        try:
-            sub = os.open(name, _DIR_FLAGS, dir_fd=dir_fd)
-        except OSError:
-            out[key] = dict(_UNREADABLE)
-            return
-        try:
-            _scan_dir(sub, key, out)
-        finally:
-            os.close(sub)
+        _scan_folder(name, key, out, dir_fd)
     elif stat.S_ISLNK(st.st_mode):
         out[key] = {"kind": "symlink", "target": os.readlink(name, dir_fd=dir_fd)}
     elif stat.S_ISREG(st.st_mode):
