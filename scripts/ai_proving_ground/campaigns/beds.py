@@ -111,11 +111,7 @@ def check_template(campaign: Campaign, template: Path, settings: Settings) -> tu
         raise CannotRun(f"{template} is a DDEV project; campaigns clone their bed, which only "
                         "the embedded site allows: name DDEV projects as the spec's ddev_beds "
                         "(one job each) instead")
-    try:
-        baseline = require_baseline(template, campaign.fixtures, settings)
-    except ApgError as exc:
-        raise CannotRun(f"{template} cannot be a campaign's template: {exc}") from None
-    return baseline.set_key, baseline.tag
+    return _baseline_of(template, campaign, settings, "be a campaign's template")
 
 
 def check_ddev_bed(campaign: Campaign, bed: Path, settings: Settings) -> tuple[str, str]:
@@ -126,10 +122,16 @@ def check_ddev_bed(campaign: Campaign, bed: Path, settings: Settings) -> tuple[s
     if any(arm.setup for arm in campaign.spec.arms):
         raise CannotRun("arm setup steps run apg site, the embedded site's command line; a "
                         "campaign on ddev_beds takes arms without setup")
+    return _baseline_of(bed, campaign, settings, "run a campaign's attempts")
+
+
+def _baseline_of(bed: Path, campaign: Campaign, settings: Settings, role: str) -> tuple[str, str]:
+    """The set key and tag of the bed's baseline for the campaign's fixtures (reset's own check),
+    or why the bed cannot take that role."""
     try:
         baseline = require_baseline(bed, campaign.fixtures, settings)
     except ApgError as exc:
-        raise CannotRun(f"{bed} cannot run a campaign's attempts: {exc}") from None
+        raise CannotRun(f"{bed} cannot {role}: {exc}") from None
     return baseline.set_key, baseline.tag
 
 

@@ -70,13 +70,18 @@ def item_missing(context: Context) -> Iterator[Mutant]:
         yield _one("content.item_missing", uuid, "", words, before)
 
 
+def _sources(context: Context) -> Iterator[tuple[str, EntityState]]:
+    """The entities a copy or a flipped status starts from: those the reference changed, else
+    the first listed one; an entity the site no longer holds is skipped."""
+    for uuid in [u for u, _ in _changed(context)] or _listed(context)[:1]:
+        entity = context.entity(uuid)
+        if entity is not None:
+            yield uuid, entity
+
+
 @operator("content.item_added")
 def item_added(context: Context) -> Iterator[Mutant]:
-    sources = [u for u, _ in _changed(context)] or _listed(context)[:1]
-    for uuid in sources:
-        entity = context.entity(uuid)
-        if entity is None:
-            continue
+    for uuid, entity in _sources(context):
         copied = str(uuids.uuid5(uuids.NAMESPACE_URL, f"apg-mutant:{uuid}"))
         yield Mutant("content.item_added", f"{uuid}:copy", f"a second {entity.entity_type} like "
                      f"{uuid} ({entity.label!r}) added", Writes(entities={copied: entity}))
@@ -84,11 +89,7 @@ def item_added(context: Context) -> Iterator[Mutant]:
 
 @operator("content.published")
 def published(context: Context) -> Iterator[Mutant]:
-    sources = [u for u, _ in _changed(context)] or _listed(context)[:1]
-    for uuid in sources:
-        entity = context.entity(uuid)
-        if entity is None:
-            continue
+    for uuid, entity in _sources(context):
         state = "unpublished" if entity.status else "published"
         yield _one("content.published", uuid, "", f"{entity.entity_type} {uuid} {state}",
                    dataclasses.replace(entity, status=not entity.status))
