@@ -14,18 +14,13 @@ so whatever one attempt leaves is there for the next unless reset removes it:
 
 from __future__ import annotations
 
-import sys
-import textwrap
 from pathlib import Path
 from typing import Any
 
 import pytest
-from campaign_kit import attempts, reference_step, run_campaign, write_spec
-from test_hostile_adapters import PRELUDE, backend_works
+from campaign_kit import attempts, run_campaign, write_spec
+from test_hostile_adapters import backend_works
 from test_hostile_records import RecordScene
-
-from ai_proving_ground.baselines.provision import provision
-from ai_proving_ground.sites.embedded.driver import EmbeddedSite
 
 NOTES = ("notes/answers.txt", "private/answers.txt", "web/sites/default/answers.txt")
 ATTACKS = {
@@ -71,18 +66,7 @@ ATTACKS = {
 class BedScene(RecordScene):
     """The hostile scene with the bed attacks as its adapters."""
 
-    def _add_adapters(self) -> None:
-        agents = self.bed / ".ddev" / "agents"
-        agents.mkdir(parents=True, exist_ok=True)
-        for name, body in ATTACKS.items():
-            script = agents / name
-            script.write_text(f"#!{sys.executable}\n## Description: hostile {name}\n"
-                              f"## Credentials: none\nSTEP = {reference_step()!r}\n{PRELUDE}"
-                              f"{textwrap.dedent(body)}", encoding="utf-8")
-            script.chmod(0o755)
-        with pytest.MonkeyPatch.context() as patch:
-            patch.delenv("AI_PG_BASELINE_DIR", raising=False)
-            provision(self.bed, ["kb_docs"], EmbeddedSite(self.bed))
+    attacks = ATTACKS
 
 
 def landed(loot: Path, backend: str) -> None:

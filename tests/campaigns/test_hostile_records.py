@@ -121,10 +121,12 @@ REPOSITORY_ATTACKS = ("move-tag", "delete-tag", "commit")
 class RecordScene(Scene):
     """The hostile scene (dataset with a hidden verifier, fake operator HOME) with these adapters."""
 
+    attacks: dict[str, str] = ATTACKS
+
     def _add_adapters(self) -> None:
         agents = self.bed / ".ddev" / "agents"
         agents.mkdir(parents=True, exist_ok=True)
-        for name, body in ATTACKS.items():
+        for name, body in self.attacks.items():
             script = agents / name
             script.write_text(f"#!{sys.executable}\n## Description: hostile {name}\n"
                               f"## Credentials: none\nSTEP = {reference_step()!r}\n{PRELUDE}"
