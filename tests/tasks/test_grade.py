@@ -505,6 +505,22 @@ def test_run_without_a_recorded_model(fixtures_bed: Path, grade: GradeFn,
                                                                  "agent_adapter": "nop"}
 
 
+@pytest.mark.parametrize("argv", [
+    ["dv01_view_build", f"--run={RUN_ID}", "build_tasks", "openai/gpt-x"],
+    [f"--run={RUN_ID}", "dv01_view_build", "build_tasks", "openai/gpt-x"],
+    ["dv01_view_build", "build_tasks", "--run", RUN_ID, "openai/gpt-x"],
+], ids=["between-task-and-dataset", "first", "between-dataset-and-model"])
+def test_run_option_anywhere_among_the_arguments(fixtures_bed: Path, grade: GradeFn,
+                                                 write_run_record: Any, argv: list[str]) -> None:
+    # The original system (and `ddev ai-eval-grade`, which passes arguments through) take --run
+    # anywhere; every order grades the same run with the same dataset and model.
+    write_run_record(fixtures_bed, RUN_ID, model=None)
+    graded = grade(fixtures_bed, *argv)
+    assert graded.envelope is not None
+    assert graded.envelope["model_info"]["id"] == "openai/gpt-x"
+    assert graded.envelope["model_info"]["additional_details"]["agent_adapter"] == "nop"
+
+
 RunSetup = Callable[[Path, Any], str]
 
 

@@ -150,6 +150,22 @@ def read_metadata(baseline: Baseline) -> BaselineRecord:
     return read_record(baseline.metadata, BaselineRecord)
 
 
+def provisioned_sets(approot: Path, settings: Settings = DEFAULT_SETTINGS) -> list[list[str]]:
+    """The fixture sets the bed has baselines of (each as its provision named it), in set-key
+    order: what doctor, reset and verify act on when no fixture is named. A record that does not
+    read is skipped here; the commands that use the set check its baseline themselves."""
+    directory = baseline_dir(approot, settings)
+    sets: list[list[str]] = []
+    for path in sorted(directory.glob("baseline.*.json")):
+        try:
+            names = read_record(path, BaselineRecord).fixtures
+        except ApgError:
+            continue
+        if names not in sets:
+            sets.append(names)
+    return sets
+
+
 def runs_dir(approot: Path, settings: Settings = DEFAULT_SETTINGS) -> Path:
     """Where run records live: in the baseline directory, which reset keeps. Checked before use
     (a link there is refused; reset repairs it: :func:`repair_runs_dir`)."""

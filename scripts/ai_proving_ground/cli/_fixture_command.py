@@ -10,7 +10,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
 
+from ai_proving_ground.baselines.store import provisioned_sets
 from ai_proving_ground.cli.common import ArgumentParser, add_approot, resolve_bed, run
+from ai_proving_ground.errors import ApgError
 from ai_proving_ground.fixtures import requested_names
 from ai_proving_ground.settings import Settings, resolve_approot
 from ai_proving_ground.sites.base import SiteDriver, driver_for
@@ -21,8 +23,12 @@ def fixture_parser(prog: str, doc: str | None) -> ArgumentParser:
                             formatter_class=argparse.RawDescriptionHelpFormatter)
     add_approot(parser)
     parser.add_argument("fixtures", nargs="*",
-                        help="fixture names (default: $AI_PG_FIXTURES, else kb_docs canvas_home)")
+                        help="fixture names (default: $AI_PG_FIXTURES, else the set the bed "
+                        "was provisioned with, else kb_docs canvas_home)")
     return parser
+
+
+SET_AMBIGUOUS = "APG_FIXTURE_SET_AMBIGUOUS"
 
 
 @dataclass(frozen=True)
@@ -38,13 +44,29 @@ class BedAndSet:
         return driver_for(self.approot, self.settings)
 
 
-def bed_and_set(args: argparse.Namespace, site_required: bool = True) -> BedAndSet:
+def bed_and_set(args: argparse.Namespace, site_required: bool = True,
+                provisioned_default: bool = True) -> BedAndSet:
     """``site_required=False`` for the commands that only read fixtures (hash, manifest-union):
-    the app root then only says where AI_PG_FIXTURE_PATH and the bed's recipes/ are."""
+    the app root then only says where AI_PG_FIXTURE_PATH and the bed's recipes/ are.
+    ``provisioned_default=False`` for escrow and verify, which keep the fixed default: which
+    escrowed set is checked must not rest on the baseline records, files an agent may reach."""
     settings = Settings.from_environ()
     approot = (resolve_bed if site_required else resolve_approot)(args.approot, settings)
-    return BedAndSet(approot,
-                     requested_names(args.fixtures, settings), settings)
+    if args.fixtures or settings.fixtures or not (site_required and provisioned_default):
+        return BedAndSet(approot, requested_names(args.fixtures, settings), settings)
+    return BedAndSet(approot, provisioned_names(approot, settings), settings)
+
+
+def provisioned_names(approot: Path, settings: Settings) -> list[str]:
+    """The set the bed was provisioned with when it has one baseline; the shipped default when
+    it has none (a bed not yet provisioned); refused when several could be meant."""
+    sets = provisioned_sets(approot, settings)
+    if len(sets) > 1:
+        named = "; ".join(" ".join(names) for names in sets)
+        raise ApgError(SET_AMBIGUOUS, f"the bed at {approot} has baselines of {len(sets)} fixture "
+                       f"sets ({named}): name the fixtures to act on (e.g. "
+                       f"{' '.join(sets[0])}) or set AI_PG_FIXTURES", exit_code=2)
+    return list(sets[0]) if sets else requested_names([], settings)
 
 
 Outcome = TypeVar("Outcome")

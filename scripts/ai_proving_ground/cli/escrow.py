@@ -27,7 +27,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
 
     def act() -> int:
-        target = bed_and_set(args)
+        target = bed_and_set(args, provisioned_default=False)
         print(escrow(target.approot, target.names, force=args.force, settings=target.settings))
         return 0
 

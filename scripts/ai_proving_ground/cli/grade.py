@@ -47,7 +47,9 @@ def main(argv: Sequence[str] | None = None) -> int:
                         help="grade a run that recorded no attempt, or whose task has changed")
     parser.add_argument("--hidden", action=argparse.BooleanOptionalAction, default=True,
                         help="apply the task's hidden verifier too, when it has one (default)")
-    args = parser.parse_args(argv)
+    # Intermixed: options may come anywhere among the positionals (`apg grade TASK --run=ID
+    # DATASET MODEL`), as the original system and drush take them.
+    args = parser.parse_intermixed_args(argv)
 
     def act() -> int:
         settings = Settings.from_environ()

@@ -29,7 +29,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
 
     def act() -> int:
-        target = bed_and_set(args)
+        target = bed_and_set(args, provisioned_default=False)
         set_dir = Path(args.escrow) if args.escrow else None
         return verify(target.approot, target.names, set_dir, restore=args.restore,
                       settings=target.settings)
