@@ -113,6 +113,16 @@ def search_roots(approot: Path, settings: Settings = DEFAULT_SETTINGS) -> list[P
     return roots
 
 
+def available_fixtures(approot: Path, settings: Settings = DEFAULT_SETTINGS) -> list[str]:
+    """Names of every ``fixture_<name>/recipe.yml`` in the search roots, sorted."""
+    names: set[str] = set()
+    for root in search_roots(approot, settings):
+        if root.is_dir():
+            names.update(p.name.removeprefix("fixture_") for p in root.glob("fixture_*")
+                         if (p / "recipe.yml").is_file())
+    return sorted(names)
+
+
 def find_fixture(name: str, approot: Path, settings: Settings = DEFAULT_SETTINGS) -> Path:
     """The one directory ``fixture_<name>/`` holding a recipe.yml; symlinks to it count once."""
     if not name or not name.replace("_", "").isalnum() or not name[0].isalpha():

@@ -26,6 +26,8 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "run": ("run", "hand a task to an agent adapter and record the attempt"),
     "grade": ("grade", "grade a task on live state; print an every_eval_ever envelope"),
     "tasks": ("tasks", "list a dataset's tasks"),
+    "agents": ("agents", "list the agent adapters and whether their programs are on PATH"),
+    "fixtures": ("fixtures", "list the fixtures a bed can be provisioned with"),
     "task": ("task", "prove a task: mutate its graders, verify its reference, render its card"),
     "results": ("results", "list the stored grade envelopes"),
     "transcript": ("transcript", "re-parse an agent run's raw CLI output into its normalized record"),
