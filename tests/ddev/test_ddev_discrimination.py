@@ -19,8 +19,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
 from ddev_stub import Cli, Stub
 
+from ai_proving_ground.cli import drush as drush_cli
 from ai_proving_ground.cli import provision as provision_cli
 from ai_proving_ground.paths import project_dir
 from ai_proving_ground.sites.ddev import DdevSite
@@ -85,3 +87,74 @@ def test_dv01_tells_builds_apart_through_the_ddev_driver(bed: Path, stub: Stub, 
             wrongly_graded[name] = failed
     assert wrongly_graded == {}
     assert len(builds) == len(VIEW_BUILDS) + len(SITE_BUILDS) + 1
+
+
+# ---------------------------------------------------------------------------- other tasks
+
+SHIPPED = load_dataset(project_dir("datasets") / "build_tasks.yml")
+Steps = list[list[str]]
+
+
+def _reference(task_id: str) -> Steps:
+    return [list(step) for step in SHIPPED.task(task_id).reference_steps]
+
+
+def _flow(data: Any) -> str:
+    return yaml.safe_dump(data, default_flow_style=True, sort_keys=False, width=10**6).strip()
+
+
+def _header_steps(order: Callable[[list[Any]], list[Any]]) -> Steps:
+    header_step, footer_step = _reference("nk02_move_paragraph_to_header")
+    header = yaml.safe_load(header_step[3])
+    return [[*header_step[:3], _flow(order(header)), *header_step[4:]], footer_step]
+
+
+def _page_steps(task_id: str, order: Callable[[list[Any]], list[Any]]) -> Steps:
+    (step,) = _reference(task_id)
+    values = json.loads(step[4])
+    return [[*step[:4], json.dumps({**values, "components": order(values["components"])})]]
+
+
+def _role_steps(permissions: list[str]) -> Steps:
+    (step,) = _reference("ng02_notice_editor_role")
+    role = yaml.safe_load(step[3])
+    return [[*step[:3], _flow({**role, "permissions": permissions}), *step[4:]]]
+
+
+def _products(*products: str) -> Steps:
+    return [["entity:update", "node", "7e0a1c00-0000-4000-8000-000000000005", "--values",
+             json.dumps({"field_notice_priority": 5, "field_notice_products": list(products)})]]
+
+
+# (task, build, steps, score): the builds tests/tasks/test_dataset_tasks.py grades on the
+# embedded site whose checks read order or sets, applied here with drush through the stub.
+TASK_BUILDS: list[tuple[str, str, Steps, int]] = [
+    ("nk02_move_paragraph_to_header", "reference", _reference("nk02_move_paragraph_to_header"), 1),
+    ("nk02_move_paragraph_to_header", "paragraph at the top",
+     _header_steps(lambda h: [h[-1], *h[:-1]]), 0),
+    ("nk03_add_status_section", "new section before Popular topics",
+     _page_steps("nk03_add_status_section", lambda c: [c[0], *c[4:], *c[1:4]]), 0),
+    ("nc01_update_notice", "products in another order", _products("dashboard", "api", "mobile"), 1),
+    ("nc01_update_notice", "products replaced", _products("dashboard"), 0),
+    ("ng02_notice_editor_role", "permissions unsorted", _role_steps(
+        ["edit any kb_notice content", "create kb_notice content", "access content overview"]), 1),
+    ("ng02_notice_editor_role", "may delete too", _role_steps(
+        ["access content overview", "create kb_notice content", "delete any kb_notice content",
+         "edit any kb_notice content"]), 0),
+]
+
+
+@pytest.mark.parametrize(("task_id", "name", "steps", "score"), TASK_BUILDS,
+                         ids=[f"{t}:{n}" for t, n, _s, _score in TASK_BUILDS])
+def test_shipped_tasks_tell_builds_apart_through_the_ddev_driver(
+        bed: Path, stub: Stub, cli: Cli, task_id: str, name: str, steps: Steps, score: int) -> None:
+    task = SHIPPED.task(task_id)
+    rc, _out, err = cli(provision_cli.main, "--approot", str(bed), *task.fixtures)
+    assert rc == 0, err
+    for step in steps:
+        rc, _out, err = cli(drush_cli.main, "--approot", str(bed), *step)
+        assert rc == 0, (step[0], err)
+    driver = DdevSite(bed)
+    results = run_checks(task.checks, driver, bed, task.fixtures)
+    failed = [f"{r.id}: {r.message}" for r in results if not r.passed]
+    assert ((0 if failed else 1), driver.round_trips) == (score, 1), failed

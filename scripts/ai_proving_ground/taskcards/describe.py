@@ -24,7 +24,8 @@ def _config_exists(spec: dict[str, Any]) -> str:
 
 def _config_equals(spec: dict[str, Any]) -> str:
     where = f"`{spec['name']}`" + (f" at `{spec['path']}`" if spec.get("path") else "")
-    return f"Config {where} equals {_value(spec['value'])}."
+    order = " (its items in any order)" if spec.get("any_order") else ""
+    return f"Config {where} equals {_value(spec['value'])}{order}."
 
 
 def _entity_exists(spec: dict[str, Any]) -> str:
@@ -32,7 +33,9 @@ def _entity_exists(spec: dict[str, Any]) -> str:
                f"At least one {spec['entity_type']} {spec.get('bundle', '')} entity".replace("  ", " "))
     facts = [f"{key} {_value(spec[key])}" for key in ("label", "bundle", "status") if key in spec
              and not (key == "bundle" and "uuid" not in spec)]
-    facts += [f"field `{name}` {_value(value)}" for name, value in (spec.get("fields") or {}).items()]
+    unordered = set(spec.get("any_order") or ())
+    facts += [f"field `{name}` {_value(value)}" + (" in any order" if name in unordered else "")
+              for name, value in (spec.get("fields") or {}).items()]
     return f"{subject} exists" + (f" with {', '.join(facts)}" if facts else "") + "."
 
 
@@ -98,8 +101,9 @@ def _canvas_tree(spec: dict[str, Any]) -> str:
     tree = f"page `{spec['page']}`" if "page" in spec else f"region `{spec['region']}`"
     status = "" if "status" not in spec else (", and is enabled" if spec["status"] else
                                               ", and is disabled")
+    order = ", siblings in the listed order" if spec.get("ordered") else ""
     return (f"The Canvas {tree} holds exactly the expected tree of {len(spec['components'])} "
-            f"component(s), every input compared{status}.")
+            f"component(s), every input compared{order}{status}.")
 
 
 def _site_unchanged(spec: dict[str, Any]) -> str:

@@ -108,7 +108,7 @@ def found_nodes(tree: CanvasTree) -> list[Node]:
     return roots
 
 
-def _node_matches(want: Node, got: Node) -> bool:
+def _node_matches(want: Node, got: Node, ordered: bool = False) -> bool:
     if want["component_id"] != got["component_id"] or "orphan_of" in got:
         return False
     if "uuid" in want and want["uuid"] != got["uuid"]:
@@ -119,13 +119,18 @@ def _node_matches(want: Node, got: Node) -> bool:
     got_slots = got.get("slots") or {}
     if set(wanted_slots) != {s for s, children in got_slots.items() if children}:
         return False
-    return all(siblings_match(wanted_slots[s], got_slots.get(s, [])) for s in wanted_slots)
+    return all(siblings_match(wanted_slots[s], got_slots.get(s, []), ordered)
+               for s in wanted_slots)
 
 
-def siblings_match(wanted: Sequence[Node], got: Sequence[Node]) -> bool:
-    """Every wanted node matches one got node and none is left over (siblings in any order)."""
+def siblings_match(wanted: Sequence[Node], got: Sequence[Node], ordered: bool = False) -> bool:
+    """Every wanted node matches one got node and none is left over: siblings in any order, or
+    with ``ordered`` in the listed order (a tree renders a slot's siblings in its stored order,
+    so "after the menu" is the order of the list)."""
     if len(wanted) != len(got):
         return False
+    if ordered:
+        return all(_node_matches(w, g, True) for w, g in zip(wanted, got, strict=True))
     return _assign(list(wanted), list(got))
 
 
@@ -174,8 +179,9 @@ def _strip(nodes: Sequence[Node]) -> list[Node]:
 @check_type("canvas_tree")
 class CanvasTreeCheck(_OnTree):
     """The whole tree equals ``components``: every component, its inputs exactly, its slot and
-    parent; siblings in any order; a listed ``uuid`` must be kept. The region must be enabled
-    (a page published) unless ``status`` says otherwise."""
+    parent; siblings in any order, or in the listed order with ``ordered``; a listed ``uuid``
+    must be kept. The region must be enabled (a page published) unless ``status`` says
+    otherwise."""
 
     def evaluate(self, answer: StateAnswer, context: CheckContext) -> CheckResult:
         wanted: list[Node] = list(self.spec["components"])
@@ -191,7 +197,9 @@ class CanvasTreeCheck(_OnTree):
             state = {("region", True): "enabled", ("region", False): "disabled",
                      ("page", True): "published", ("page", False): "unpublished"}
             problems.append(f"the {tree.kind} is {state[(tree.kind, tree.status)]}")
-        if not siblings_match(wanted, got):
+        ordered = bool(self.spec.get("ordered"))
+        if not siblings_match(wanted, got, ordered):
             problems += tree_difference(wanted, got) or [
-                "the components differ in uuid, slot or parent"]
+                "the components differ in order, uuid, slot or parent" if ordered
+                else "the components differ in uuid, slot or parent"]
         return self.result(not problems, expected, found, "; ".join(problems))

@@ -41,7 +41,12 @@ class ConfigEquals(Check):
         # Sites hand config back as JSON, whose mapping keys are strings; compare in that form.
         expected = json.loads(json.dumps(self.spec["value"]))
         where = self.spec["name"] + (f":{self.spec['path']}" if self.spec.get("path") else "")
-        passed = found == expected
+        if self.spec.get("any_order"):
+            # A list whose order means nothing (a role's permissions: Role::preSave sorts
+            # them, a raw config:set keeps the order it was given).
+            passed = in_any_order(found) == in_any_order(expected)
+        else:
+            passed = found == expected
         return self.result(passed, expected, found, "" if passed else f"{where} differs")
 
 
@@ -58,7 +63,11 @@ class ModuleEnabled(Check):
 
 @check_type("entity_exists")
 class EntityExists(Check):
-    """By UUID (label, bundle, status and fields compared), or by type and label (counted)."""
+    """By UUID (label, bundle, status and fields compared), or by type and label (counted).
+
+    A multi-value field named in ``any_order`` is compared as a set of values with repeats
+    (the same products in another order), every other field item by item in its delta order.
+    """
 
     _count = -1
 
@@ -94,10 +103,30 @@ class EntityExists(Check):
                                  "fields": {n: record_value(entity.fields.get(n, []))
                                             for n in self.spec.get("fields") or {}}}
         found = {k: v for k, v in found.items() if k in expected}
-        fields_match = same_stored(expected.get("fields"), found.get("fields"))
+        fields_match = same_stored(*(self._ordered(f) for f in (expected.get("fields"),
+                                                                 found.get("fields"))))
         others = {k: v for k, v in found.items() if k != "fields"}
         passed = fields_match and others == {k: v for k, v in expected.items() if k != "fields"}
         return self.result(passed, expected, found)
+
+
+    def _ordered(self, fields: Any) -> Any:
+        """``fields`` with each ``any_order`` field's values in one canonical order."""
+        unordered = set(self.spec.get("any_order") or ())
+        if not isinstance(fields, dict) or not unordered:
+            return fields
+        return {name: in_any_order(value, stored=True) if name in unordered else value
+                for name, value in fields.items()}
+
+
+def in_any_order(value: Any, stored: bool = False) -> Any:
+    """A list in one canonical order (sorted by its items' JSON; ``stored`` sorts by the text a
+    field stores, so 3 and '3' sort alike); anything else as it is."""
+    if not isinstance(value, list):
+        return value
+    def key(item: Any) -> str:
+        return json.dumps(_stored_text(item) if stored else item, sort_keys=True)
+    return sorted(value, key=key)
 
 
 def same_stored(expected: Any, found: Any) -> bool:
