@@ -53,6 +53,9 @@ class Settings:
     sandbox_hide: tuple[str, ...] = ()  # AI_PG_SANDBOX_HIDE: more paths an adapter never sees
     site_allow: tuple[str, ...] = ()  # AI_PG_SITE_ALLOW: drush commands/options the broker adds
     log_limit: str | None = None  # AI_PG_LOG_LIMIT: bytes kept of each adapter output stream
+    no_color: bool = False  # NO_COLOR set and not empty (no-color.org): plain progress lines
+    # $XDG_DATA_HOME (when absolute, as the XDG spec asks), else $HOME/.local/share; None: neither.
+    data_home: str | None = None
 
     @classmethod
     def from_environ(cls, environ: Mapping[str, str] | None = None) -> Settings:
@@ -90,6 +93,8 @@ class Settings:
             sandbox_hide=paths("AI_PG_SANDBOX_HIDE"),
             site_allow=tuple(env.get("AI_PG_SITE_ALLOW", "").replace(",", " ").split()),
             log_limit=text("AI_PG_LOG_LIMIT"),
+            no_color=bool(env.get("NO_COLOR")),
+            data_home=_data_home(env),
         )
 
     @property
@@ -120,6 +125,14 @@ class Settings:
 
 
 DEFAULT_SETTINGS = Settings()
+
+
+def _data_home(env: Mapping[str, str]) -> str | None:
+    xdg = env.get("XDG_DATA_HOME", "")
+    if xdg and os.path.isabs(xdg):  # a relative value is to be ignored (XDG Base Directory)
+        return xdg
+    home = env.get("HOME", "")
+    return os.path.join(home, ".local", "share") if home else None
 
 
 def resolve_approot(argument: str | None, settings: Settings, must_exist: bool = True) -> Path:

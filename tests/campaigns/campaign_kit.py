@@ -16,6 +16,8 @@ ADAPTERS = {
     # Replaces a folder above a tracked path with a file: the next reset must refuse the bed.
     "breaker": 'rm -rf "$APG_APPROOT/web/modules" && echo x > "$APG_APPROOT/web/modules"',
     "exit3": "exit 3",
+    # Talks on both streams: what it says belongs in its attempt's logs, never on the terminal.
+    "chatty": 'echo "CHATTY-ON-STDOUT"; echo "CHATTY-ON-STDERR" >&2',
     # What the shipped adapters do when their agent CLI is not installed.
     "exit127": 'echo "exit127: the agent CLI is not on PATH" >&2; exit 127',
     # Adds a file to the judged .ddev/agents/: verify after must call it tampering.
@@ -58,9 +60,11 @@ def attempts(directory: Path) -> list[dict[str, Any]]:
 
 
 def run_campaign(apg: Any, spec: Path, out: Path, *extra: str) -> Any:
-    """``apg campaign run`` in-process, beds beside ``out`` (never inside it); it must complete."""
+    """``apg campaign run`` in-process, beds beside ``out`` (never inside it) and kept for the
+    test to read; it must complete."""
     beds = out.with_name(out.name + "-beds")
-    result = apg("campaign", "run", str(spec), "--out", str(out), "--beds", str(beds), *extra)
+    result = apg("campaign", "run", str(spec), "--out", str(out), "--beds", str(beds),
+                 "--keep-beds", *extra)
     assert result.rc == 0, result.err
     assert result.out == f"{out}\n"
     return result

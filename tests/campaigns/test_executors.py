@@ -113,7 +113,7 @@ def test_the_runner_goes_only_through_the_executor_the_spec_names(
     # Both jobs get an attempt in plan order; nothing else is submitted; all is collected once.
     assert calls == [("open", [0, 1]), ("submit", 0, 0), ("submit", 1, 1), ("collect", [0, 1]),
                      ("collect", []), ("close",)]
-    assert result.err.count("APG_CAMPAIGN_ATTEMPT") == 2 and "2 done; #0001" in result.err
+    assert result.err.count("APG_CAMPAIGN_ATTEMPT") == 2 and "2/2 done (1 pass, 1 fail)" in result.err
 
 
 def test_an_interrupt_reaches_the_executor_as_a_cancel(

@@ -294,7 +294,8 @@ def test_a_campaign_with_a_hidden_verifier(apg: Any, tmp_path: Path, template: P
         "agents": ["oracle", "nop", "cheat_visible", "cheat_preempt", "recorder"],
         "repeats": 1, "seed": 11, "jobs": 2, "bed": str(template)}), encoding="utf-8")
     out = tmp_path / "out"
-    result = apg("campaign", "run", str(spec), "--out", str(out), "--beds", str(tmp_path / "beds"))
+    result = apg("campaign", "run", str(spec), "--out", str(out), "--beds", str(tmp_path / "beds"),
+                 "--keep-beds")  # the beds are read afterwards
     assert result.rc == 0, result.err
     records = [json.loads(p.read_text()) for p in sorted(out.glob("runs/*/attempt.json"))]
     assert len(records) == 10

@@ -1,7 +1,8 @@
 """Running a campaign: a flow over every attempt of the plan, each on a freshly reset bed.
 
-Layout of the campaign directory (``--out``, default ``build/campaigns/<name>-<UTC time>``;
-:class:`records.CampaignFiles` owns it):
+Layout of the campaign directory (``--out``, default
+``$XDG_DATA_HOME/ai-proving-ground/campaigns/<name>-<UTC time>``, ``~/.local/share`` without
+``XDG_DATA_HOME``, whatever directory the command runs in; :class:`records.CampaignFiles` owns it):
 
 ``campaign.json``   the campaign record (``schemas/campaign_record.schema.json``), written first
 ``spec.yml``        the spec as it was read; ``plan.jsonl`` the ordered plan
@@ -18,7 +19,9 @@ Layout of the campaign directory (``--out``, default ``build/campaigns/<name>-<U
 The beds live apart (``--beds``, default a new folder in the system's temporary directory):
 ``template/`` (the bed the runner made, when the spec names none), ``job-<n>/`` (a copy of the
 template per job) and ``job-<n>.<why>-<order>/`` (a bed set aside after tampering or a failed
-reset). No path from a bed leads to the campaign directory.
+reset). No path from a bed leads to the campaign directory. Where they are is said at the start,
+and they are removed at the end unless kept (:mod:`campaigns.bed_folder`). Progress goes to a
+:class:`progress.Progress` (the edge picks plain lines or a live display).
 
 Reset, the doctor, the arm's setup steps, the config capture, grade and the report run
 in-process for each job's bed, with that job's :class:`Settings`; the only child processes of
@@ -52,8 +55,9 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from ai_proving_ground.campaigns import beds
+from ai_proving_ground.campaigns import bed_folder, beds
 from ai_proving_ground.campaigns.attempt import AttemptRun, Context, SiteStep
+from ai_proving_ground.campaigns.progress import PlainProgress, Progress
 from ai_proving_ground.campaigns.records import (
     CampaignFiles,
     CampaignRecord,
@@ -91,8 +95,10 @@ class RunnerOptions:
     dry_run: bool = False
     beds: Path | None = None
     executor: str | None = None  # None: the spec's (default local); executors.registry
+    keep_beds: bool = False  # else the beds the runner made are removed at the end
     settings: Settings = field(default=DEFAULT_SETTINGS, compare=False)
     site_step: SiteStep = field(default=_no_site_steps, compare=False)
+    progress: Progress = field(default_factory=PlainProgress, compare=False)
 
 
 @dataclass(frozen=True)
@@ -120,7 +126,8 @@ def run_campaign(options: RunnerOptions) -> CampaignResult:
     options.settings.log_limit_bytes  # noqa: B018  # a bad AI_PG_LOG_LIMIT: usage, before any record
     try:
         # Everything that can refuse does so before anything is written.
-        directory = _campaign_dir(spec, options.out)
+        directory = _campaign_dir(spec, options.out, options.settings)
+        bed_folder.check(options.beds)
         if directory.is_dir():
             with _only_campaign(directory):  # held by a running campaign: say so, not "not empty"
                 pass
@@ -144,8 +151,13 @@ def _run_locked(campaign: Campaign, files: CampaignFiles, attempts: list[Attempt
                 options: RunnerOptions) -> CampaignResult:
     """The campaign itself, under the directory's lock."""
     _refuse_used(files.directory)  # again, now that no other runner can be filling it
-    context, job_list = _start(campaign, files, attempts, jobs, options)
-    interrupted = _run_attempts(context, job_list, attempts, _executor_name(campaign.spec, options))
+    folder = bed_folder.open_folder(campaign.spec, options.beds, options.keep_beds)
+    try:
+        context, job_list = _start(campaign, files, attempts, jobs, options, folder.path)
+        interrupted = _run_attempts(context, job_list, attempts,
+                                    _executor_name(campaign.spec, options), options.progress)
+    finally:
+        folder.close()
     report = build_report(files.directory)
     write_record(files.report, ReportRecord.from_json(report))
     counts = report["totals"]
@@ -189,9 +201,16 @@ def _only_campaign(directory: Path) -> Iterator[None]:
         os.close(fd)  # closing releases the flock
 
 
-def _campaign_dir(spec: CampaignSpec, out: Path | None) -> Path:
+def _campaign_dir(spec: CampaignSpec, out: Path | None, settings: Settings) -> Path:
+    """``--out``, else a new folder under the user's data directory: never under whatever
+    directory the command happens to run in."""
+    if out is not None:
+        return out.absolute()
+    if settings.data_home is None:
+        raise ApgError("APG_USAGE", "neither XDG_DATA_HOME nor HOME is set, so there is no default "
+                       "campaign directory; pass --out DIR", exit_code=2)
     stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
-    return (out or Path.cwd() / "build" / "campaigns" / f"{spec.name}-{stamp}").absolute()
+    return Path(settings.data_home, "ai-proving-ground", "campaigns", f"{spec.name}-{stamp}")
 
 
 def _refuse_used(directory: Path) -> None:
@@ -218,13 +237,14 @@ def _check_agents(spec: CampaignSpec, template: Path) -> None:
 
 
 def _start(campaign: Campaign, files: CampaignFiles, attempts: list[Attempt], jobs: int,
-           options: RunnerOptions) -> tuple[Context, list[beds.Job]]:
-    """The template, the campaign's own records and one ready bed per job."""
+           options: RunnerOptions, folder: Path | None) -> tuple[Context, list[beds.Job]]:
+    """The template, the campaign's own records and one ready bed per job (in ``folder``;
+    None: DDEV projects, used in place)."""
     spec, settings = campaign.spec, beds.job_settings(options.settings, campaign)
-    if spec.ddev_beds:  # DDEV projects are used in place: no template to make, no bed folder
+    if folder is None:  # DDEV projects are used in place: no template to make, no bed folder
         bed_root, template = spec.ddev_beds[0].parent, spec.ddev_beds[0]
     else:
-        bed_root = (options.beds or beds.default_beds_dir(spec.name)).absolute()
+        bed_root = folder
         template = spec.bed or beds.make_template(campaign, bed_root / "template", settings)
     _, tag = beds.check_template(campaign, template, settings)
     shutil.copyfile(spec.path, files.spec)
@@ -250,12 +270,14 @@ def _start(campaign: Campaign, files: CampaignFiles, attempts: list[Attempt], jo
 
 
 def _run_attempts(context: Context, job_list: list[beds.Job], attempts: list[Attempt],
-                  executor_name: str) -> bool:
+                  executor_name: str, progress: Progress) -> bool:
     """Attempts start in plan order, each job taking the next when its last is collected; every
     step goes through the executor (:mod:`ai_proving_ground.executors`). Whether it was
     interrupted."""
-    lanes = _Lanes(registry.open_executor(executor_name, context, job_list), deque(attempts))
-    try:
+    lanes = _Lanes(registry.open_executor(executor_name, context, job_list), deque(attempts),
+                   progress)
+    progress.begin(context.campaign.spec.name, len(attempts))
+    try:  # the display comes down however the attempts end
         try:
             for job in job_list:
                 lanes.give(job)
@@ -265,11 +287,14 @@ def _run_attempts(context: Context, job_list: list[beds.Job], attempts: list[Att
             lanes.executor.cancel()
             say("APG_INTERRUPTED", "stopping: the running attempts are recorded as interrupted")
             lanes.drain()
+        finally:
+            lanes.executor.close()
+        while lanes.pending and not lanes.stopping:  # interrupted: incomplete, not infra errors
+            attempt = lanes.pending.popleft()
+            record = AttemptRun(context, None, attempt).fail("no usable bed was left to run it")
+            progress.finished("no bed", attempt, record.outcome, record.reason)
     finally:
-        lanes.executor.close()
-    if not lanes.stopping:  # an interrupted campaign is incomplete, not full of infra errors
-        while lanes.pending:
-            AttemptRun(context, None, lanes.pending.popleft()).fail("no usable bed was left to run it")
+        progress.close()
     return lanes.stopping
 
 
@@ -279,12 +304,14 @@ class _Lanes:
 
     executor: Executor
     pending: deque[Attempt]
-    done: int = 0
+    progress: Progress
     stopping: bool = False
 
     def give(self, job: beds.Job) -> None:
         if self.pending and not self.stopping:
-            self.executor.submit(job, self.pending.popleft())
+            attempt = self.pending.popleft()
+            self.executor.submit(job, attempt)
+            self.progress.started(job.name, attempt)
 
     def drain(self) -> None:
         """Take results until nothing submitted is left (the wait ends every 0.5 s, so the main
@@ -299,12 +326,8 @@ class _Lanes:
 
     def _take(self, finished: Finished) -> None:
         job, attempt, record = finished.job, finished.attempt, finished.record
-        if record is not None:
-            self.done += 1
-            detail = f" ({record.reason})" if record.outcome != "pass" else ""
-            say("APG_CAMPAIGN_ATTEMPT", f"{self.done} done; #{attempt.order:04d} "
-                f"{attempt.task_id} arm={attempt.arm} agent={attempt.agent} "
-                f"model={attempt.model or '-'} repeat={attempt.repeat}: {record.outcome}{detail}")
+        self.progress.finished(job.name, attempt, None if record is None else record.outcome,
+                               "" if record is None else record.reason)
         if finished.error is not None:  # a bug: that lane stops, the others go on
             problem = finished.error
             say("APG_CAMPAIGN_JOB_LOST", f"{job.name}: {type(problem).__name__}: {problem}")

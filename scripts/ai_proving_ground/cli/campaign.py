@@ -3,7 +3,10 @@
 ``run`` expands the spec's matrix (task x arm x agent x model x repeat), shuffles it with the
 spec's seed and runs every attempt on one cloned bed per job: verify, reset, the arm's setup,
 the agent, verify, the model's diff, grade, the hidden verifier. It prints the campaign
-directory on stdout; each attempt's record is ``runs/<order>/attempt.json``. ``--dry-run``
+directory on stdout (``--out``, else under ``$XDG_DATA_HOME/ai-proving-ground/campaigns/``);
+each attempt's record is ``runs/<order>/attempt.json``. Progress goes to stderr: a live display on
+a terminal, plain lines elsewhere or with ``NO_COLOR``. The beds (``--beds``, else a new
+temporary folder) are named at the start and removed at the end unless ``--keep-beds``. ``--dry-run``
 prints the ordered plan as JSON lines and touches nothing. The spec's format is
 ``scripts/ai_proving_ground/schemas/campaign.schema.json``; ``campaigns/example.yml`` is a
 smoke campaign. After the matrix, report.json and report.txt are written beside the records.
@@ -53,11 +56,15 @@ def build_parser() -> ArgumentParser:
                                 description="run every attempt of a campaign spec")
     run_parser.add_argument("spec", metavar="SPEC", help="the campaign spec (YAML)")
     run_parser.add_argument("--out", help="the campaign directory (new or empty; default "
-                            "build/campaigns/<name>-<UTC time>)")
+                            "$XDG_DATA_HOME/ai-proving-ground/campaigns/<name>-<UTC time>, "
+                            "~/.local/share without XDG_DATA_HOME)")
     run_parser.add_argument("--jobs", type=positive_int,
                             help="parallel beds (default: the spec's jobs)")
     run_parser.add_argument("--beds", help="where the beds go (new or empty; default a new "
-                            "folder in the system's temporary directory), apart from the records")
+                            "folder in the system's temporary directory), apart from the records; "
+                            "removed at the end unless --keep-beds")
+    run_parser.add_argument("--keep-beds", action="store_true",
+                            help="keep the beds when the campaign ends (to look at them)")
     run_parser.add_argument("--executor", metavar="NAME",
                             help="what runs the attempts (default: the spec's executor, else "
                             "local: one thread per job here)")
@@ -75,15 +82,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(args_list)
 
     def act() -> int:
-        # Lazy for start-up time: only `apg campaign run` needs the runner.
-        from ai_proving_ground.campaigns.runner import RunnerOptions, run_campaign
+        # Lazy for start-up time: only `apg campaign run` needs the runner and its progress.
+        from ai_proving_ground.campaigns import progress, runner
 
-        options = RunnerOptions(spec_path=Path(args.spec), out=Path(args.out) if args.out else None,
-                                jobs=args.jobs, dry_run=args.dry_run,
-                                beds=Path(args.beds) if args.beds else None,
-                                executor=args.executor,
-                                settings=Settings.from_environ(), site_step=site_step)
-        result = run_campaign(options)
+        settings = Settings.from_environ()
+        options = runner.RunnerOptions(
+            spec_path=Path(args.spec), out=Path(args.out) if args.out else None, jobs=args.jobs,
+            dry_run=args.dry_run, beds=Path(args.beds) if args.beds else None,
+            executor=args.executor, keep_beds=args.keep_beds, settings=settings,
+            site_step=site_step, progress=progress.for_stream(report.stderr(), settings.no_color))
+        result = runner.run_campaign(options)
         if result.report is not None and result.directory is not None:
             atomic_write_text(result.directory / "report.txt",
                               campaign_report.render_text(result.report))
