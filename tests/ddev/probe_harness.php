@@ -218,10 +218,14 @@ namespace {
    * A view as the probe drives it. VIEW = {"status", "displays": {id: plugin}, "broken": [type.id],
    * "validate": {display: [message]}, "exception": "message"|null, "build_info": {...},
    * "orderby": [alias], "rows": [{"id", "uuid", "label", "values": {alias: stored value}}],
-   * "total_rows": int|null}. What setArguments() received is kept in FakeView::$arguments.
+   * "total_rows": int|null}. What setArguments() received is kept in FakeView::$arguments,
+   * setExposedInput()'s in FakeView::$exposed and setCurrentPage()'s in FakeView::$page (null:
+   * never called).
    */
   final class FakeView {
     public static array $arguments = [];
+    public static ?array $exposed = NULL;
+    public static ?int $page = NULL;
     public FakeViewStorage $storage;
     public ?FakeDisplayHandler $display_handler = NULL;
     public array $result = [];
@@ -242,6 +246,8 @@ namespace {
     }
     public function validate(): array { return $this->spec['validate'] ?? []; }
     public function setArguments(array $arguments): void { self::$arguments = $arguments; }
+    public function setExposedInput(array $input): void { self::$exposed = $input; }
+    public function setCurrentPage(int $page): void { self::$page = $page; }
     public function preExecute(): void {}
     public function execute(): void {
       if (isset($this->spec['exception'])) {
@@ -456,7 +462,10 @@ namespace {
     $out = [];
     foreach ($spec['questions'] as $question) {
       FakeView::$arguments = [];
-      $out[] = ['answer' => $method->invoke($apg_probe, $question), 'arguments' => FakeView::$arguments];
+      FakeView::$exposed = NULL;
+      FakeView::$page = NULL;
+      $out[] = ['answer' => $method->invoke($apg_probe, $question), 'arguments' => FakeView::$arguments,
+        'exposed' => FakeView::$exposed, 'page' => FakeView::$page];
     }
     print json_encode($out, $flags) . "\n";
     exit(0);

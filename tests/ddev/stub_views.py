@@ -48,7 +48,9 @@ def view_answer(state: Mapping[str, Any], question: Mapping[str, Any]) -> dict[s
         return result | {"rows": rows, "total_rows": len(rows), "outcome": "rows"}
     try:
         executed = execute_view(view_id, config, display, _records(state), schema=_schema(state),
-                                arguments=tuple(str(a) for a in question.get("arguments") or ()))
+                                arguments=tuple(str(a) for a in question.get("arguments") or ()),
+                                exposed={str(k): str(v) for k, v in question.get("exposed") or ()},
+                                pager_page=int(question.get("page") or 0))
     except ViewError as exc:
         return result | {"error": str(exc), "outcome": "exception"}
     answer = dataclasses.asdict(executed)

@@ -121,6 +121,28 @@ def _role_steps(permissions: list[str]) -> Steps:
     return [[*step[:3], _flow({**role, "permissions": permissions}), *step[4:]]]
 
 
+def _view_steps(task_id: str, change: Callable[[dict[str, Any]], None]) -> Steps:
+    (step,) = _reference(task_id)
+    view = yaml.safe_load(step[3])
+    change(view)
+    return [[*step[:3], _flow(view), *step[4:]]]
+
+
+def _master(view: dict[str, Any]) -> dict[str, Any]:
+    options: dict[str, Any] = view["display"]["default"]["display_options"]
+    return options
+
+
+def _product_filter(**changes: Any) -> Callable[[dict[str, Any]], None]:
+    return lambda view: _master(view)["filters"]["field_notice_products_value"].update(changes)
+
+
+def _filters_on_the_page(view: dict[str, Any]) -> None:
+    page = view["display"]["page_1"]["display_options"]
+    page["defaults"] = {"filters": False}
+    page["filters"] = _master(view).pop("filters")
+
+
 def _products(*products: str) -> Steps:
     return [["entity:update", "node", "7e0a1c00-0000-4000-8000-000000000005", "--values",
              json.dumps({"field_notice_priority": 5, "field_notice_products": list(products)})]]
@@ -134,6 +156,14 @@ TASK_BUILDS: list[tuple[str, str, Steps, int]] = [
      _header_steps(lambda h: [h[-1], *h[:-1]]), 0),
     ("nk03_add_status_section", "new section before Popular topics",
      _page_steps("nk03_add_status_section", lambda c: [c[0], *c[4:], *c[1:4]]), 0),
+    ("nv04_exposed_product_filter", "filter inverted",
+     _view_steps("nv04_exposed_product_filter", _product_filter(operator="not")), 0),
+    ("nv04_exposed_product_filter", "filters on the page display",
+     _view_steps("nv04_exposed_product_filter", _filters_on_the_page), 1),
+    ("nv01_release_notes_pager", "no pager links", _view_steps(
+        "nv01_release_notes_pager", lambda v: _master(v)["pager"].update(type="some")), 0),
+    ("nv01_release_notes_pager", "mini pager", _view_steps(
+        "nv01_release_notes_pager", lambda v: _master(v)["pager"].update(type="mini")), 1),
     ("nc01_update_notice", "products in another order", _products("dashboard", "api", "mobile"), 1),
     ("nc01_update_notice", "products replaced", _products("dashboard"), 0),
     ("ng02_notice_editor_role", "permissions unsorted", _role_steps(

@@ -12,6 +12,7 @@ embedded site reports for the same case.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import re
 import shutil
@@ -191,6 +192,16 @@ def test_a_disabled_block_is_not_served_and_a_missing_view_is_no_such_view() -> 
 
 def test_integer_arguments_are_passed_as_strings() -> None:
     assert one({}, arguments=[5, "7+8"])["arguments_seen"] == ["5", "7+8"]
+
+
+def test_exposed_input_and_the_page_reach_the_view_only_when_given() -> None:
+    # The driver sends ViewQuery as dataclasses.asdict makes it: exposed as [name, value] pairs.
+    asked = dataclasses.asdict(ViewQuery("v", "page_1", exposed=(("product", "api"),), page=2))
+    (given, plain) = run_views({"v": BASE}, [asked, dataclasses.asdict(ViewQuery("v", "page_1"))])
+    assert (given["exposed"], given["page"]) == ({"product": "api"}, 2)
+    # Nothing typed: setExposedInput is not called, or Views would read the request instead.
+    assert (plain["exposed"], plain["page"]) == (None, None)
+    assert given["answer"]["outcome"] == plain["answer"]["outcome"] == "rows"
 
 
 def test_rows_of_one_entity_do_not_tie_but_two_entities_do() -> None:

@@ -164,6 +164,9 @@ class ViewQuery:
     view_id: str
     display_id: str = "default"
     arguments: tuple[str, ...] = ()  # contextual filter values, as in /path/arg1/arg2
+    # Exposed form input, (name, value) pairs as in ?product=api: what a visitor typed.
+    exposed: tuple[tuple[str, str], ...] = ()
+    page: int = 0  # the pager's page, as in ?page=1 (0 is the first)
 
 
 @dataclass(frozen=True)

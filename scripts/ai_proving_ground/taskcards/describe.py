@@ -64,6 +64,10 @@ def _rows(rows: list[Any]) -> str:
 def _view_rows(spec: dict[str, Any]) -> str:
     display = spec.get("display", "default")
     arguments = f" with arguments {_value(spec['arguments'])}" if spec.get("arguments") else ""
+    if spec.get("exposed"):
+        arguments += f" with exposed input {_value(spec['exposed'])}"
+    if spec.get("page"):
+        arguments += f" on pager page {spec['page']} (0 is the first)"
     key = spec.get("match", "uuid")
     return (f"Executing view `{spec['view']}` display `{display}`{arguments} lists exactly "
             f"{_rows(spec['rows'])}, matched by {key}.")

@@ -424,6 +424,19 @@ $apg_probe = new class {
       $result['broken'] = $this->brokenHandlers($view);
       // Contextual filter values, as in /path/arg1/arg2.
       $view->setArguments(array_map('strval', $question['arguments'] ?? []));
+      // What a visitor typed in the exposed form (?product=api), as [name, value] pairs. Only
+      // when some is given: an empty input makes Views read the request's query instead.
+      $input = [];
+      foreach ($question['exposed'] ?? [] as $pair) {
+        $input[(string) $pair[0]] = (string) $pair[1];
+      }
+      if ($input) {
+        $view->setExposedInput($input);
+      }
+      // The pager's page (?page=1); a pager without links ignores it, as its query() does.
+      if ((int) ($question['page'] ?? 0) > 0) {
+        $view->setCurrentPage((int) $question['page']);
+      }
       $view->preExecute();
       $view->execute();
       foreach ($view->result as $row) {

@@ -148,7 +148,8 @@ def _execute_view(store: Store, query: ViewQuery) -> ViewResult:
     try:
         entity_type = base_entity_type(view)
         return execute_view(view_id, view, display_id, store.entities_of(entity_type),
-                            arguments=query.arguments, schema=view_schema(store, entity_type))
+                            arguments=query.arguments, schema=view_schema(store, entity_type),
+                            exposed=dict(query.exposed), pager_page=query.page)
     except ViewError as exc:
         return ViewResult(view_id, display_id, error=str(exc), outcome="exception")
 

@@ -58,15 +58,20 @@ def judge_rows(found: list[str], expected: list[Any], where: str) -> tuple[bool,
 
 @check_type("view_rows")
 class ViewRows(Check):
-    """Execute a view display (with its contextual arguments): the rows must be exactly the
-    expected ones, in the task's order, and a visitor must be served them."""
+    """Execute a view display as a visitor asks for it (its contextual ``arguments``, what the
+    visitor typed in its ``exposed`` form, the pager's ``page``): the rows must be exactly the
+    expected ones, in the task's order, and a visitor must be served them. Input is how a check
+    tells an exposed filter from its inverse, and a pager with links from one without."""
 
     _index = -1
 
     def plan(self, plan: QueryPlan) -> None:
+        exposed = self.spec.get("exposed") or {}
         self._index = plan.add(plan.views, ViewQuery(
             self.spec["view"], self.spec.get("display", "default"),
-            tuple(str(a) for a in self.spec.get("arguments") or ())))
+            tuple(str(a) for a in self.spec.get("arguments") or ()),
+            tuple(sorted((str(k), str(v)) for k, v in exposed.items())),
+            int(self.spec.get("page", 0))))
 
     def evaluate(self, answer: StateAnswer, context: CheckContext) -> CheckResult:
         view = answer.views[self._index]

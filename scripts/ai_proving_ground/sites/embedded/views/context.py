@@ -56,6 +56,7 @@ class Context:
     display_id: str
     schema: ViewSchema | None = None
     broken: list[str] = field(default_factory=list)
+    exposed: Mapping[str, str] = field(default_factory=dict)  # a visitor's exposed form input
 
     def error(self, key: str, message: str) -> ViewError:
         return ViewError(f"view {self.view_id!r} display {self.display_id!r}: {key}: {message}")

@@ -52,14 +52,16 @@ def _first_per_entity(rows: list[Row]) -> list[Row]:
 def execute_view(
     view_id: str, view: Mapping[str, Any], display_id: str, entities: Iterable[EntityRecord],
     *, arguments: Sequence[str] = (), schema: ViewSchema | None = None,
+    exposed: Mapping[str, str] | None = None, pager_page: int = 0,
 ) -> ViewResult:
     """Run one display of ``view`` over every entity of its base type, as Drupal would.
 
     The whole config is checked before any entity is looked at, so a broken view fails the
     same way on an empty site as on a full one. ``schema`` (the site's fields and bundles)
     lets handlers on missing fields turn Broken as on Drupal; without it they are errors.
+    ``exposed`` is a visitor's exposed form input and ``pager_page`` the pager page asked for.
     """
-    ctx = Context(view_id, display_id, schema)
+    ctx = Context(view_id, display_id, schema, exposed=dict(exposed or {}))
     base_table = view.get("base_table")
     entity_type = entity_type_of(base_table)
     if entity_type is None or not isinstance(base_table, str):
@@ -95,7 +97,7 @@ def execute_view(
     ordered = sort_rows(rows, sorts)
     if _distinct(options):
         ordered = _first_per_entity(ordered)
-    start, end = pager.window(len(ordered))
+    start, end = pager.window(len(ordered), pager_page)
     page = ordered[start:end]
     shown = tuple(ViewRow(r.entity.id, r.entity.uuid, r.entity.label) for r in page)
     return ViewResult(view_id, display_id, rows=shown, total_rows=pager.total_rows(len(ordered)),

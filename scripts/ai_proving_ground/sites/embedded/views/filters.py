@@ -58,9 +58,10 @@ class _Filter:
 
 
 def _grouped_choice(ctx: Context, key: str, handler: Mapping[str, Any]) -> tuple[Any, Any]:
-    """The operator and value of a grouped exposed filter's default choice."""
+    """The operator and value of a grouped exposed filter's choice: the visitor's, else the
+    default."""
     info = mapping(ctx, f"{key}.group_info", handler.get("group_info"))
-    choice = info.get("default_group", "All")
+    choice = ctx.exposed.get(str(info.get("identifier")), info.get("default_group", "All"))
     if blank(choice):
         return None, None
     items = mapping(ctx, f"{key}.group_info.group_items", info.get("group_items"))
@@ -68,6 +69,34 @@ def _grouped_choice(ctx: Context, key: str, handler: Mapping[str, Any]) -> tuple
     if not isinstance(item, Mapping):
         raise ctx.error(f"{key}.group_info.default_group", f"no group item {choice!r}")
     return item.get("operator"), item.get("value")
+
+
+def _exposed_value(handler: Mapping[str, Any], configured: Any, typed: str) -> Any:
+    """What a visitor's input makes of a filter's value, in the shape its plugin reads: the
+    numeric filter's ``value`` key, the in-operator's {key: key} selection, else the text."""
+    family = plugin_family(handler)
+    if family in ("numeric", "date"):
+        return {**(configured if isinstance(configured, Mapping) else {}), "value": typed}
+    if family in IN_FAMILIES:
+        return {} if blank(typed) else {typed: typed}
+    return typed
+
+
+def _visitor_input(ctx: Context, handler: Mapping[str, Any], operator: Any,
+                   value: Any) -> tuple[Any, Any]:
+    """A non-grouped exposed filter's operator and value after the visitor's input (Drupal's
+    acceptExposedInput): the value under the filter's identifier, the operator under its
+    operator_id when the operator is exposed; what the visitor left out keeps its default."""
+    expose = handler.get("expose")
+    if not isinstance(expose, Mapping):
+        return operator, value
+    identifier = expose.get("identifier")
+    if isinstance(identifier, str) and identifier in ctx.exposed:
+        value = _exposed_value(handler, value, ctx.exposed[identifier])
+    operator_id = expose.get("operator_id")
+    if expose.get("use_operator") and isinstance(operator_id, str) and operator_id in ctx.exposed:
+        operator = ctx.exposed[operator_id]
+    return operator, value
 
 
 def _configured(ctx: Context, key: str, handler: Mapping[str, Any]) -> tuple[Any, Any] | None:
@@ -78,9 +107,11 @@ def _configured(ctx: Context, key: str, handler: Mapping[str, Any]) -> tuple[Any
         operator, value = _grouped_choice(ctx, key, handler)
         if operator is None and value is None:
             return None
+    elif exposed:
+        operator, value = _visitor_input(ctx, handler, operator, value)
     if handler.get("plugin_id") == "node_status":
         return "=", "1"  # "published or admin": for anonymous, published
-    # Without exposed input Drupal drops an exposed filter whose default is empty.
+    # Drupal drops an exposed filter whose value (typed, else its default) is empty.
     if exposed and operator not in _NO_VALUE_OPERATORS and blank(value):
         return None
     return operator, value

@@ -16,6 +16,7 @@ from ai_proving_ground.sites.embedded.views.context import Context, ViewFailure,
 
 _PAGER_TYPES = ("full", "some", "none", "mini")  # in the order Drupal's error lists them
 _DEFAULT_PAGER = "mini"  # a display without a pager option
+_PAGING = ("full", "mini")  # the pagers with links to other pages
 _DEFAULT_ITEMS_PER_PAGE = 10  # Views' SqlBase pager default
 
 
@@ -25,9 +26,14 @@ class Pager:
     offset: int
     items: int | None  # None: every row after the offset
 
-    def window(self, count: int) -> tuple[int, int | None]:
-        """(start, end) of the rows shown, end None for all."""
-        return self.offset, None if self.items is None else self.offset + self.items
+    def window(self, count: int, page: int = 0) -> tuple[int, int | None]:
+        """(start, end) of the rows shown on ``page``, end None for all. Only ``full`` and
+        ``mini`` page (their links ask for ?page=N); ``some`` and ``none`` ignore the page, as
+        their query() sets the offset alone."""
+        start = self.offset
+        if self.items is not None and self.type in _PAGING:
+            start += page * self.items
+        return start, None if self.items is None else start + self.items
 
     def total_rows(self, count: int) -> int:
         remaining = max(0, count - self.offset)
