@@ -15,7 +15,9 @@ def test_bench_writes_every_named_key(tmp_path: Path, monkeypatch: pytest.Monkey
     monkeypatch.chdir(tmp_path)
     output = tmp_path / "bench.json"
     assert bench.main(["--sizes", "3,5", "--escrow-nodes", "5", "--view-nodes", "30",
-                       "--doctor-nodes", "7", "--startup-repeat", "1", "--output", str(output)]) == 0
+                       "--doctor-nodes", "7", "--startup-repeat", "1", "--campaign-attempts", "2",
+                       "--jobs-attempts", "4", "--sleep-s", "0.05", "--campaign-repeat", "1",
+                       "--output", str(output)]) == 0
     results = json.loads(output.read_text())
     for size in ("3", "5"):
         row = results[size]
@@ -38,4 +40,15 @@ def test_bench_writes_every_named_key(tmp_path: Path, monkeypatch: pytest.Monkey
     # 30 nodes with ranks 1..30, rank >= 10: a full page of 10 rows.
     assert results["view_execution"]["nodes"] == 30 and results["view_execution"]["rows"] == 10
     assert results["view_execution"]["view_s"] > 0
-    assert "driver calls equal across sizes: True" in capsys.readouterr().out
+    campaign = results["campaign"]
+    assert campaign["attempt"]["attempts"] == 4 and campaign["attempt"]["attempt_s"] > 0
+    assert campaign["attempt"]["attempt_cpu_s"] >= 0 and campaign["attempt"]["attempt_goal_s"] == 0.15
+    jobs = campaign["jobs"]
+    assert jobs["attempts"] == 4 and jobs["sleep_s"] == 0.05 and jobs["jobs_ratio_goal"] == 1.9
+    assert jobs["jobs_ratio"] == pytest.approx(
+        jobs["jobs2_attempts_per_s"] / jobs["jobs1_attempts_per_s"], rel=0.01)
+    printed = capsys.readouterr().out
+    assert "driver calls equal across sizes: True" in printed
+    # Both campaign numbers, each beside its goal.
+    assert "per attempt (goal at most 0.15s)" in printed
+    assert "attempts/s, ratio" in printed and "(goal at least 1.9)" in printed

@@ -6,7 +6,8 @@ the dump plus extracting the files archive), measured in the same run; and the e
 over a judging tree against sha256sum over the same files; one view display executed
 over 10,000 nodes through the embedded driver; whole ``apg`` processes (``site config:get``,
 and ``reset`` beside ``cp -a`` of the same bed: `startup`); and the doctor alone at 50,000
-nodes. Numbers, not assertions: the machines are shared and noisy.
+nodes; a campaign's bed work per attempt with a do-nothing agent and attempts per second at
+two jobs over one (`campaign`). Numbers, not assertions: the machines are shared and noisy.
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ from ai_proving_ground.baselines.public_files import snapshot_paths
 from ai_proving_ground.baselines.reset import reset
 from ai_proving_ground.baselines.store import Baseline
 from ai_proving_ground.bed import init_bed
+from ai_proving_ground.bench.campaign import describe, measure_campaigns
 from ai_proving_ground.bench.escrow import verify_benchmark
 from ai_proving_ground.bench.fixture import write_bench_fixture
 from ai_proving_ground.bench.startup import measure_startup
@@ -149,6 +151,14 @@ def main(argv: Sequence[str] | None = None) -> int:
                         help="nodes of the doctor-only measurement (0 skips it)")
     parser.add_argument("--startup-repeat", type=int, default=5,
                         help="runs of each whole apg process (best taken)")
+    parser.add_argument("--campaign-attempts", type=int, default=10,
+                        help="nop attempts timed per campaign (after 2 untimed)")
+    parser.add_argument("--jobs-attempts", type=int, default=8,
+                        help="attempts of the sleeping agent at jobs 1 and at jobs 2")
+    parser.add_argument("--sleep-s", type=float, default=2.0,
+                        help="how long the sleeping agent sleeps")
+    parser.add_argument("--campaign-repeat", type=int, default=2,
+                        help="campaigns of each kind (best taken)")
     args = parser.parse_args(argv)
     sizes = [int(s) for s in args.sizes.split(",") if s]
     results: dict[str, Any] = {}
@@ -176,6 +186,10 @@ def main(argv: Sequence[str] | None = None) -> int:
               f"{startup['reset_process_cpu_s']:.3f}s vs cp -a {startup['copy_cpu_s']:.3f}s "
               f"(ratio {startup['reset_copy_cpu_ratio']}); python doing nothing "
               f"{startup['python_start_cpu_s']:.3f}s", flush=True)
+        campaign = measure_campaigns(Path(tmp) / "campaign", args.campaign_attempts,
+                                     args.jobs_attempts, args.sleep_s, args.campaign_repeat)
+        results["campaign"] = campaign
+        print("\n".join(describe(campaign)), flush=True)
         if args.doctor_nodes:
             doctor = measure_doctor(args.doctor_nodes, Path(tmp))
             results["doctor_only"] = doctor
