@@ -4,6 +4,8 @@
     python3 scripts/build_fixture_source.py DIR
     apg fixture-export kb_docs --approot DIR
     apg fixture-export canvas_home --approot DIR
+    apg fixture-export kb_notices --approot DIR
+    apg fixture-export kb_menus --approot DIR
 
 DIR must be absent or empty. The script runs ``apg bed init DIR`` and then defines, through the
 site driver, everything ``fixtures/fixture_kb_docs`` and ``fixtures/fixture_canvas_home`` hold:
@@ -390,6 +392,43 @@ def build_notices(site: EmbeddedSite, store: Any) -> None:
         site.create_entity(store, "node", bundle, values, notice_uuid(n))
 
 
+# ---------------------------------------------------------------------------- kb_menus
+
+# The Support menu the site ships (kb_menus): two top-level links, one with a child, and a
+# disabled link, so a task's "leave the Support menu as it is" is judged on what a visitor sees.
+MENUS_NAMESPACE = "4d3e0000-"
+SUPPORT_MENU = {"id": "support", "label": "Support",
+                "description": "Where customers find help outside the knowledge base."}
+
+
+def menu_link_uuid(n: int) -> str:
+    """The fixed UUID of the ``n``-th Support menu link (1-based)."""
+    return f"{MENUS_NAMESPACE}0000-4000-8000-{n:012d}"
+
+
+# (title, uri, weight, parent link number or 0, expanded, enabled), in creation (UUID) order.
+SUPPORT_LINKS: tuple[tuple[str, str, int, int, bool, bool], ...] = (
+    ("Service status", "https://status.example.com", 0, 0, False, True),
+    ("Maintenance notices", "internal:/notices/maintenance", 1, 0, True, True),
+    ("Contact support", "https://example.com/contact", 0, 2, False, True),
+    ("Community forum", "https://forum.example.com", 2, 0, False, False),
+)
+
+
+def build_menus(site: EmbeddedSite, store: Any) -> None:
+    """kb_menus' menu and links on the source site (``store`` is an open session)."""
+    # Lazy: only this fixture makes a menu, as the Add menu form does.
+    from ai_proving_ground.sites.embedded.bundle_api import create_menu
+
+    create_menu(store, SUPPORT_MENU, site.config_save)
+    for n, (title, uri, weight, parent, expanded, enabled) in enumerate(SUPPORT_LINKS, start=1):
+        values: dict[str, Any] = {"title": title, "link": {"uri": uri}, "menu_name": "support",
+                                  "weight": weight, "expanded": expanded, "enabled": enabled}
+        if parent:
+            values["parent"] = f"menu_link_content:{menu_link_uuid(parent)}"
+        site.create_entity(store, "menu_link_content", None, values, menu_link_uuid(n))
+
+
 # ---------------------------------------------------------------------------- not exported
 
 # A source site is a working site: it holds things no fixture captures.
@@ -406,7 +445,8 @@ def build(target: Path) -> EmbeddedSite:
     """Create the source site at ``target`` (absent or empty)."""
     init_bed(target)
     site = EmbeddedSite(target)
-    site.install_modules(["canvas"])  # the base recipe leaves Canvas to canvas_home
+    # The base recipe leaves Canvas to canvas_home and menu links to kb_menus.
+    site.install_modules(["canvas", "menu_link_content"])
     with site.session() as store:
         for name, data in {**KB_CONFIG, **CANVAS_CONFIG, **OTHER_CONFIG}.items():
             site.config_save(store, name, data)
@@ -431,6 +471,7 @@ def build(target: Path) -> EmbeddedSite:
         site.create_entity(store, "node", "page", {"title": "About this site", "status": True},
                            OTHER_PAGE_UUID)
         build_notices(site, store)
+        build_menus(site, store)
     return site
 
 

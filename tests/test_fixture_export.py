@@ -80,8 +80,9 @@ def copy_fixture(name: str, into: Path) -> Path:
     shutil.copytree(SHIPPED / f"fixture_{name}", target)
     shutil.rmtree(target / "content")
     config_files = sorted((target / "config").glob("*.yml"))
-    config_files[0].unlink()
-    config_files[1].write_text("stale: true\n", encoding="utf-8")
+    if len(config_files) > 1:  # kb_menus ships one config object: it is made stale
+        config_files[0].unlink()
+    config_files[-1].write_text("stale: true\n", encoding="utf-8")
     (target / "config" / "old.gone.yml").write_text("id: gone\n", encoding="utf-8")
     stale = target / "content" / "node" / "00000000-0000-4000-8000-000000000000.yml"
     stale.parent.mkdir(parents=True)
@@ -114,7 +115,7 @@ def edit_fragment(directory: Path, **changes: Any) -> None:
 # ---------------------------------------------------------------------------- round trip
 
 
-@pytest.mark.parametrize("name", ["kb_docs", "canvas_home", "kb_notices"])
+@pytest.mark.parametrize("name", ["kb_docs", "canvas_home", "kb_notices", "kb_menus"])
 def test_export_reproduces_the_shipped_fixture(apg: MainRunner, source: Path, tmp_path: Path,
                                                name: str) -> None:
     target = copy_fixture(name, tmp_path / "work")
@@ -134,7 +135,7 @@ def test_export_reproduces_the_shipped_fixture(apg: MainRunner, source: Path, tm
     assert export_cli(apg, name, "--approot", str(source), "--into", str(target), "--check")[0] == 0
 
 
-@pytest.mark.parametrize("name", ["kb_docs", "canvas_home", "kb_notices"])
+@pytest.mark.parametrize("name", ["kb_docs", "canvas_home", "kb_notices", "kb_menus"])
 def test_check_is_clean_on_the_embedded_source_site(apg: MainRunner, source: Path,
                                                     tmp_path: Path, name: str) -> None:
     """The shipped fixture, as shipped, is what the source site exports: nothing to write."""
@@ -155,6 +156,15 @@ def test_check_is_clean_right_after_provision(apg: MainRunner, provisioned_bed: 
     rc, summary, err = export_cli(apg, name, "--approot", str(provisioned_bed), "--check")
     assert rc == 0, err
     assert summary["changed"] == [] and summary["removed"] == []
+
+
+def test_kb_menus_checks_clean_right_after_provision(apg: MainRunner, bed: Path) -> None:
+    """The Support menu, imported beside the notices its links lead to, exports as shipped."""
+    provision(bed, ["kb_notices", "kb_menus"], EmbeddedSite(bed))
+    rc, summary, err = export_cli(apg, "kb_menus", "--approot", str(bed), "--check")
+    assert rc == 0, err
+    assert summary["changed"] == [] and summary["removed"] == []
+    assert len(summary["content"]) == 4
 
 
 @pytest.fixture

@@ -18,6 +18,7 @@ import subprocess
 from pathlib import Path
 from typing import Any
 
+import stub_menus
 import stub_views
 import yaml
 
@@ -34,7 +35,11 @@ PROPERTY_TYPES = {
     "timestamp": {"value": "timestamp"},
     "entity_reference": {"target_id": "integer"},
 }
-BASE_FIELDS = {"title": "string", "status": "boolean"}
+# enabled is a menu link's published key
+BASE_FIELDS = {"title": "string", "status": "boolean", "enabled": "boolean"}
+# MenuLinkContent's typed base fields (the probe casts their stored strings by these).
+MENU_LINK_FIELDS = {"expanded": "boolean", "external": "boolean", "rediscover": "boolean",
+                    "weight": "integer", "link": "link"}
 CREATED = 1796112808  # the corpus site's request time, which content without created gets
 # What Drupal 10.3's exporter (the probe's fallback) writes for a node besides its stored fields,
 # in the node's field order: the site's own author, revision author, promote, sticky and
@@ -256,6 +261,8 @@ class Site:
     def field_type(self, entity: dict[str, Any], name: str) -> str:
         if name in BASE_FIELDS:
             return BASE_FIELDS[name]
+        if entity["entity_type"] == "menu_link_content" and name in MENU_LINK_FIELDS:
+            return MENU_LINK_FIELDS[name]
         storage = self.state["config"].get(f"field.storage.{entity['entity_type']}.{name}") or {}
         return str(storage.get("type", "string"))
 
@@ -266,7 +273,9 @@ class Site:
         entities: dict[str, Any] = dict.fromkeys(uuids)
         for uuid, entity in found.items():
             title = fields.get(f"{uuid}|title") or [{"value": ""}]
-            status = fields.get(f"{uuid}|status") or [{"value": True}]
+            # isPublished(): a menu link's published key is its enabled field
+            published = "enabled" if entity["entity_type"] == "menu_link_content" else "status"
+            status = fields.get(f"{uuid}|{published}") or [{"value": True}]
             entities[uuid] = {
                 "entity_type": entity["entity_type"],
                 "uuid": uuid,
@@ -297,6 +306,7 @@ class Site:
             "views": [stub_views.view_answer(self.state, q) for q in request.get("views") or []],
             "canvas": [self.canvas(ref) for ref in request.get("canvas") or []],
             "pages": [stub_views.page_answer(self.state, q) for q in request.get("pages") or []],
+            "menus": stub_menus.menus_answer(self.state, request.get("menus") or []),
             "pending_updates": [],
             "versions": self.state["versions"] if request.get("versions") else None,
         }
@@ -451,7 +461,8 @@ def field_items(value: Any) -> list[dict[str, Any]]:
 
 
 def stored_items(items: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    return [{k: stored(v) for k, v in item.items()} for item in items]
+    # A link's options are a serialized map that Drupal unserializes on load: a map, not a string.
+    return [{k: v if k == "options" else stored(v) for k, v in item.items()} for item in items]
 
 
 def probe_method(name: str, *arguments: Any) -> Any:

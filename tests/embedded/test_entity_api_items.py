@@ -152,7 +152,7 @@ def test_a_menu_gets_drupals_defaults_and_its_links_menu_link_contents(bed: Path
         "menu_name": [{"value": "tools"}], "external": [{"value": False}],
         "rediscover": [{"value": True}], "weight": [{"value": 0}],
         "expanded": [{"value": False}]}, "MenuLinkContent's defaults, rediscover by preSave"
-    assert record.fields["link"] == [{"uri": "internal:/about", "title": None, "options": []}]
+    assert record.fields["link"] == [{"uri": "internal:/about", "title": None, "options": {}}]
     rc, _, err = site(bed, "entity:update", "menu_link_content", uuid, "--set", "weight=3")
     assert rc == 0, err
     record = EmbeddedSite(bed).read_state(StateQuery(entities=(uuid,))).entities[uuid]

@@ -448,6 +448,52 @@ def _vocabulary() -> list[Build]:
     ]
 
 
+def _help_menu() -> list[Build]:
+    t = "ng04_help_menu"
+    menu, *links = reference(t)
+    notices, upgrade, backup, status, home = links
+
+    def edit(step: list[str], **changes: Any) -> list[str]:
+        return [*step[:-1], json.dumps({**json.loads(step[-1]), **changes})]
+
+    def link(title: str, uri: str, weight: int, **more: Any) -> list[str]:
+        return ["entity:create", "menu_link_content", "--values", json.dumps(
+            {"title": title, "link": uri, "menu_name": "help", "weight": weight, **more})]
+
+    parent = json.loads(upgrade[-1])["parent"]
+    return [
+        wrong(t, "a-link-dropped", [menu, notices, upgrade, status, home]),
+        wrong(t, "children-swapped", [menu, notices, edit(upgrade, weight=2), backup, status, home]),
+        wrong(t, "not-nested", [menu, notices, edit(upgrade, parent=""), backup, status, home]),
+        wrong(t, "retargeted", [menu, notices, upgrade, edit(backup, link={"uri": "entity:node/5"}),
+                                status, home]),
+        wrong(t, "home-disabled", [menu, *links[:-1], edit(home, enabled=False)]),
+        wrong(t, "not-expanded", [menu, edit(notices, expanded=False), *links[1:]]),
+        wrong(t, "renamed", [menu, notices, upgrade, backup, edit(status, title="Status"), home]),
+        wrong(t, "last-two-swapped", [menu, notices, upgrade, backup, edit(status, weight=3), home]),
+        wrong(t, "in-the-support-menu", [menu, *(edit(step, menu_name="support") for step in links)]),
+        wrong(t, "support-link-disabled", [*reference(t), [
+            "entity:update", "menu_link_content", "4d3e0000-0000-4000-8000-000000000001",
+            "--values", '{"enabled": false}']]),
+        right(t, "add-form-internal-paths-other-weights", [
+            ["menu:create", "help", "--label", "Help", "-y"],
+            link("Home", "internal:/", 30),
+            link("Service status", "https://status.example.com", 20),
+            ["entity:create", "menu_link_content", "--uuid", parent.removeprefix("menu_link_content:"),
+             "--values", json.dumps({"title": "Notices", "link": "internal:/notices/maintenance",
+                                     "menu_name": "help", "weight": -10, "expanded": True})],
+            link("Backup window", "internal:/node/14", 5, parent=parent),
+            link("Database upgrade", "internal:/node/1", -5, parent=parent)]),
+        right(t, "a-corrected-first-try", [
+            menu, notices, upgrade, edit(backup, link={"uri": "entity:node/5"}), status,
+            edit(home, title="Front page", enabled=False),
+            ["entity:update", "menu_link_content", backup[3],
+             "--values", '{"link": "entity:node/14"}'],
+            ["entity:update", "menu_link_content", home[3], "--values",
+             '{"title": "Home", "enabled": true}']]),
+    ]
+
+
 def _create_notice() -> list[Build]:
     t = "nc03_create_notice"
     (step,) = reference(t)
@@ -559,7 +605,7 @@ def _status_section() -> list[Build]:
 
 BUILDS = [*_release_notes(), *_by_category(), *_urgent(), *_by_product(), *_fix_maintenance(),
           *_fix_category(), *_update_notice(), *_unpublish(), *_create_notice(), *_faq(), *_site(),
-          *_role(), *_vocabulary(),
+          *_role(), *_vocabulary(), *_help_menu(),
           *_hero(), *_move_paragraph(), *_status_section()]
 
 

@@ -17,6 +17,7 @@ from typing import Any, ClassVar, TypeVar
 from ai_proving_ground.errors import ApgError
 from ai_proving_ground.layout import BED_RECORD, ddev_records_dir, is_ddev_project, read_driver
 from ai_proving_ground.settings import DEFAULT_SETTINGS, Settings
+from ai_proving_ground.sites.menus import MenuTree
 
 # ---------------------------------------------------------------------------- answers
 
@@ -205,6 +206,7 @@ class StateQuery:
     views: tuple[ViewQuery, ...] = ()
     canvas: tuple[CanvasRef, ...] = ()
     pages: tuple[PageQuery, ...] = ()
+    menus: tuple[str, ...] = ()  # menu ids (system.menu.ID)
     pending_updates: bool = False
     versions: bool = False
 
@@ -221,6 +223,7 @@ class StateAnswer:
     views: list[ViewResult] = field(default_factory=list)
     canvas: list[CanvasTree | None] = field(default_factory=list)
     pages: list[PageResult] = field(default_factory=list)
+    menus: dict[str, MenuTree | None] = field(default_factory=dict)  # None: no such menu
     pending_updates: list[PendingUpdate] = field(default_factory=list)
     versions: Versions | None = None
 

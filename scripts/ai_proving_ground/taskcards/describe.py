@@ -110,6 +110,14 @@ def _canvas_tree(spec: dict[str, Any]) -> str:
             f"component(s), every input compared{order}{status}.")
 
 
+def _menu_tree(spec: dict[str, Any]) -> str:
+    def count(links: list[dict[str, Any]]) -> int:
+        return sum(1 + count(link.get("children") or []) for link in links)
+
+    return (f"Menu `{spec['menu']}` shows a visitor exactly the expected {count(spec['links'])} "
+            "enabled link(s), each by title and where it leads, nested and in order.")
+
+
 def _site_unchanged(spec: dict[str, Any]) -> str:
     allow = spec.get("allow") or {}
     allowed = [f"`{name}`" for key in ("config", "content") for name in allow.get(key) or []]
@@ -132,6 +140,7 @@ DESCRIBERS: dict[str, Describer] = {
     "canvas_component": _canvas_component,
     "canvas_tree": _canvas_tree,
     "site_unchanged": _site_unchanged,
+    "menu_tree": _menu_tree,
     "command": _command,
 }
 

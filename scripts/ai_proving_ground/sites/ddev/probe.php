@@ -92,6 +92,7 @@ $apg_probe = new class {
       'views' => array_map($this->view(...), $q['views'] ?? []),
       'canvas' => array_map($this->canvas(...), $q['canvas'] ?? []),
       'pages' => array_map($this->page(...), $q['pages'] ?? []),
+      'menus' => $this->menus($q['menus'] ?? []),
       'pending_updates' => !empty($q['pending_updates']) ? $this->pendingUpdates() : [],
       'versions' => !empty($q['versions']) ? $this->versions() : NULL,
     ];
@@ -105,7 +106,7 @@ $apg_probe = new class {
       $answer['entity_create'] = $this->entityCreate($q['entity_create']);
     }
     // Empty maps must stay JSON objects, not lists.
-    foreach (['modules', 'config', 'config_names', 'entities'] as $key) {
+    foreach (['modules', 'config', 'config_names', 'entities', 'menus'] as $key) {
       $answer[$key] = (object) $answer[$key];
     }
     return $answer;
@@ -607,6 +608,84 @@ $apg_probe = new class {
       }
     }
     return NULL;
+  }
+
+  // -------------------------------------------------------------------- menus
+
+  /**
+   * Each menu by id (NULL when there is none): its label and every menu_link_content entity
+   * saved in it, by id, each link's URI resolved to where a click leads.
+   */
+  private function menus(array $menu_ids): array {
+    $manager = \Drupal::entityTypeManager();
+    $out = [];
+    foreach (array_map('strval', $menu_ids) as $menu_id) {
+      $menu = $manager->getStorage('menu')->load($menu_id);
+      if ($menu === NULL) {
+        $out[$menu_id] = NULL;
+        continue;
+      }
+      $links = [];
+      if ($manager->hasDefinition('menu_link_content')) {
+        $storage = $manager->getStorage('menu_link_content');
+        $ids = $storage->getQuery()->accessCheck(FALSE)->condition('menu_name', $menu_id)
+          ->sort('id')->execute();
+        foreach ($ids ? $storage->loadMultiple($ids) : [] as $link) {
+          $uri = (string) $link->get('link')->uri;
+          $links[] = [
+            'uuid' => $link->uuid(),
+            'title' => (string) $link->getTitle(),
+            'uri' => $uri,
+            'target' => $this->linkTarget($uri),
+            'parent' => (string) $link->getParentId(),
+            'weight' => (int) $link->getWeight(),
+            'enabled' => (bool) $link->isEnabled(),
+            'expanded' => (bool) $link->isExpanded(),
+          ];
+        }
+      }
+      $out[$menu_id] = ['menu_id' => $menu_id, 'label' => (string) $menu->label(),
+        'links' => $links];
+    }
+    return $out;
+  }
+
+  /**
+   * Where a link's URI leads, in sites.menus.MenuLink's words: <front>; an entity's route as
+   * TYPE:UUID (TYPE/ID when it does not exist); a view page as view:ID/DISPLAY; an internal
+   * path nothing routes as the path; any other route as route:NAME; anything else as given.
+   */
+  public function linkTarget(string $uri): string {
+    if (in_array($uri, ['route:<front>', 'internal:/', 'internal:<front>'], TRUE)) {
+      return '<front>';
+    }
+    try {
+      $url = \Drupal\Core\Url::fromUri($uri);
+    }
+    catch (\InvalidArgumentException $e) {
+      return $uri;
+    }
+    if ($url->isExternal()) {
+      return $uri;
+    }
+    if (!$url->isRouted()) {
+      $path = (string) parse_url(substr($url->getUri(), strlen('base:')), PHP_URL_PATH);
+      return '/' . trim($path, '/');
+    }
+    $route = $url->getRouteName();
+    $parameters = $url->getRouteParameters();
+    if ($route === '<front>') {
+      return '<front>';
+    }
+    if (preg_match('/^entity\.([a-z0-9_]+)\.canonical$/', $route, $match)
+      && isset($parameters[$match[1]])) {
+      $entity = \Drupal::entityTypeManager()->getStorage($match[1])->load($parameters[$match[1]]);
+      return $entity !== NULL ? $match[1] . ':' . $entity->uuid() : $match[1] . '/' . $parameters[$match[1]];
+    }
+    if (preg_match('/^view\.([^.]+)\.(.+)$/', $route, $match)) {
+      return "view:{$match[1]}/{$match[2]}";
+    }
+    return 'route:' . $route;
   }
 
   // ------------------------------------------------------------ entity update

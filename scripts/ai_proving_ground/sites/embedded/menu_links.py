@@ -26,14 +26,16 @@ FIELD_TYPES = {"title": "string", "description": "string", "menu_name": "string"
 
 
 def _link_items(raw: Any) -> list[dict[str, Any]]:
-    """The link as its item reads back once saved: uri, title (null when not given), options."""
+    """The link as its item reads back once saved: uri, title (null when not given), options
+    (a map, LinkItem's MapDataDefinition: empty, it is ``{}``, as the probe and core's export
+    write an empty map)."""
     made = []
     for item in raw if isinstance(raw, list) else [raw]:
         given = dict(item) if isinstance(item, dict) else {"uri": item}
         if "value" in given and "uri" not in given:  # `--set link=URI`
             given["uri"] = given.pop("value")
         made.append({"uri": given.get("uri"), "title": given.get("title"),
-                     "options": given.get("options") or [], **given})
+                     "options": given.get("options") or {}, **given})
     return made
 
 

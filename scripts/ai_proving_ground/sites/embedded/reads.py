@@ -22,7 +22,7 @@ from ai_proving_ground.sites.base import (
     ViewQuery,
     ViewResult,
 )
-from ai_proving_ground.sites.embedded import canvas, modules, pages
+from ai_proving_ground.sites.embedded import canvas, menu_tree, modules, pages
 from ai_proving_ground.sites.embedded.entity_types import ENTITY_TYPES
 from ai_proving_ground.sites.embedded.store import Store
 
@@ -67,9 +67,11 @@ def answer(approot: Path, store: Store, query: StateQuery) -> StateAnswer:
     answer.counts = [_count(store, q) for q in query.counts]
     answer.views = [_execute_view(store, q) for q in query.views]
     answer.canvas = [_canvas_tree(store, ref) for ref in query.canvas]
-    if query.pages:
+    if query.pages or query.menus:
         views_on = "views" in enabled_modules(store)
         answer.pages = [pages.serve(store, q, _execute_view, views_on) for q in query.pages]
+        answer.menus = {menu_id: menu_tree.read_menu(store, menu_id, views_on)
+                        for menu_id in query.menus}
     if facts and query.pending_updates:
         answer.pending_updates = pending_updates(facts)
     if facts and query.versions:

@@ -36,6 +36,7 @@ CHECK_TYPES: dict[str, str] = {
     "canvas_component": "canvas",
     "canvas_tree": "canvas",
     "site_unchanged": "unchanged",
+    "menu_tree": "menu",
     "command": "command",
 }
 
@@ -68,6 +69,7 @@ class QueryPlan:
     views: list[ViewQuery] = field(default_factory=list)
     canvas: list[CanvasRef] = field(default_factory=list)
     pages: list[PageQuery] = field(default_factory=list)
+    menus: list[str] = field(default_factory=list)
 
     def add(self, bucket: list[Any], item: Any) -> int:
         """Add ``item`` once; return its index in the answer."""
@@ -80,7 +82,7 @@ class QueryPlan:
                           config_prefixes=tuple(self.config_prefixes),
                           entities=tuple(self.entities), counts=tuple(self.counts),
                           views=tuple(self.views), canvas=tuple(self.canvas),
-                          pages=tuple(self.pages))
+                          pages=tuple(self.pages), menus=tuple(self.menus))
 
 
 @dataclass(frozen=True)

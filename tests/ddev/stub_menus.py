@@ -1,0 +1,74 @@
+"""The stub site's menus: what probe.php's ``menus()`` answers, on the stub's state.
+
+A menu is its ``system.menu.ID`` config; its links are the ``menu_link_content`` entities whose
+``menu_name`` is the id, by id, each link's URI resolved as ``linkTarget()`` resolves it with
+Drupal's ``Url::fromUri()``: the front page, an entity's path (``entity:node/3``,
+``internal:/node/3``, an alias) as the entity, a view's page path as the view display, another
+internal path as the path, anything else as given. Values are stored strings, as on Drupal.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from typing import Any
+
+import stub_views
+
+ENTITY_PATH = re.compile(r"^/?(node|taxonomy/term|user)/([0-9]+)$")
+PATH_TYPES = {"node": "node", "taxonomy/term": "taxonomy_term", "user": "user"}
+
+
+def menus_answer(state: Mapping[str, Any], menu_ids: list[Any]) -> dict[str, Any]:
+    answer: dict[str, Any] = {}
+    for menu_id in map(str, menu_ids):
+        menu = state["config"].get(f"system.menu.{menu_id}")
+        if menu is None:
+            answer[menu_id] = None
+            continue
+        links = [_link(state, uuid, entity) for uuid, entity in
+                 sorted(state["entities"].items(), key=lambda pair: pair[1]["id"])
+                 if entity["entity_type"] == "menu_link_content"
+                 and _first(entity, "menu_name") == menu_id]
+        answer[menu_id] = {"menu_id": menu_id, "label": menu.get("label", ""), "links": links}
+    return answer
+
+
+def _first(entity: Mapping[str, Any], name: str, column: str = "value") -> Any:
+    items = entity["fields"].get(name) or [{}]
+    return items[0].get(column)
+
+
+def _link(state: Mapping[str, Any], uuid: str, entity: Mapping[str, Any]) -> dict[str, Any]:
+    uri = str(_first(entity, "link", "uri") or "")
+    return {"uuid": uuid, "title": _first(entity, "title") or "", "uri": uri,
+            "target": link_target(state, uri), "parent": _first(entity, "parent") or "",
+            "weight": _first(entity, "weight") or "0",
+            # enabled and expanded are booleans stored as "1"/"0"; enabled defaults to on
+            "enabled": (_first(entity, "enabled") or "1") == "1",
+            "expanded": (_first(entity, "expanded") or "0") == "1"}
+
+
+def link_target(state: Mapping[str, Any], uri: str) -> str:
+    if uri in ("route:<front>", "internal:/", "internal:<front>"):
+        return "<front>"
+    scheme, _, rest = uri.partition(":")
+    if scheme == "entity":
+        return _entity(state, rest) or f"entity:{rest}"
+    if scheme != "internal":
+        return uri
+    path = "/" + rest.split("?", 1)[0].split("#", 1)[0].strip("/")
+    page = stub_views.page_answer(state, {"path": path})
+    if page["claims"]:
+        return str(page["claims"][0])
+    return _entity(state, path) or path
+
+
+def _entity(state: Mapping[str, Any], path: str) -> str | None:
+    match = ENTITY_PATH.match(path)
+    if match is None:
+        return None
+    entity_type, entity_id = PATH_TYPES[match.group(1)], match.group(2)
+    found = next((u for u, e in state["entities"].items()
+                  if e["entity_type"] == entity_type and str(e["id"]) == entity_id), None)
+    return f"{entity_type}:{found}" if found else f"{entity_type}/{entity_id}"
