@@ -80,6 +80,17 @@ class Official:
         return [f"validate_aggregate: {error}" for error in report.errors]
 
 
+    def exported_errors(self, root: Path, path: Path) -> list[str]:
+        """What the package's file validator says of an exported file where it lies (``root``
+        holds ``data/``): errors and warnings both, since merge-ready means neither."""
+        repo_path = path.relative_to(root).as_posix()
+        options = {"repo_path": repo_path, "run_semantic_checks": True} if self.semantic else {}
+        report = self.validate_aggregate(path, **options)
+        self.checked += 1
+        return ([f"error: {e}" for e in report.errors]
+                + [f"warning: {w}" for w in getattr(report, "warnings", [])])
+
+
 _active: Official | None = None
 
 
@@ -98,3 +109,11 @@ def check(envelope: Any) -> None:
     if _active is not None:
         errors = _active.errors(envelope)
         assert not errors, f"every-eval-ever {_active.version} rejects the envelope:\n" + "\n".join(errors)
+
+
+def check_exported(root: Path, path: Path) -> None:
+    """Assert the active official package finds an exported file merge-ready (no error, no
+    warning); nothing when none is active."""
+    if _active is not None:
+        found = _active.exported_errors(root, path)
+        assert not found, f"every-eval-ever {_active.version} on {path}:\n" + "\n".join(found)

@@ -17,6 +17,7 @@ def test_bench_writes_every_named_key(tmp_path: Path, monkeypatch: pytest.Monkey
     assert bench.main(["--sizes", "3,5", "--escrow-nodes", "5", "--view-nodes", "30",
                        "--doctor-nodes", "7", "--startup-repeat", "1", "--campaign-attempts", "2",
                        "--jobs-attempts", "4", "--sleep-s", "0.05", "--campaign-repeat", "1",
+                       "--results", "25",
                        "--output", str(output)]) == 0
     results = json.loads(output.read_text())
     for size in ("3", "5"):
@@ -47,8 +48,13 @@ def test_bench_writes_every_named_key(tmp_path: Path, monkeypatch: pytest.Monkey
     assert jobs["attempts"] == 4 and jobs["sleep_s"] == 0.05 and jobs["jobs_ratio_goal"] == 1.9
     assert jobs["jobs_ratio"] == pytest.approx(
         jobs["jobs2_attempts_per_s"] / jobs["jobs1_attempts_per_s"], rel=0.01)
+    listing = results["results_listing"]
+    assert listing["results"] == 25 and listing["listing_goal_s"] == 0.3
+    assert all(listing[k] > 0 for k in ("first_listing_s", "listing_s", "filtered_s",
+                                        "parse_every_file_s"))
     printed = capsys.readouterr().out
     assert "driver calls equal across sizes: True" in printed
     # Both campaign numbers, each beside its goal.
     assert "per attempt (goal at most 0.15s)" in printed
     assert "attempts/s, ratio" in printed and "(goal at least 1.9)" in printed
+    assert "apg results over 25 stored envelopes: " in printed

@@ -47,3 +47,21 @@ def project_dir(name: str) -> Path:
 def base_recipe_dir() -> Path:
     return project_dir("recipes") / BASE_RECIPE_NAME
 
+
+
+def portable_path(path: Path, approot: Path) -> str:
+    """How a record handed to others names a file, never by an absolute host path: relative to
+    the bed when inside it; ``apg:<path>`` when shipped with the product (``apg:datasets/x.yml``,
+    ``apg:ai_proving_ground/tasks/checks/__init__.py``); else ``external:<file name>``. The
+    record's hash of the file identifies it wherever it lives."""
+    resolved = path.resolve()
+    if resolved.is_relative_to(approot.resolve()):
+        return resolved.relative_to(approot.resolve()).as_posix()
+    # Code by its module path, data by the repository's layout: the same name from a checkout
+    # (scripts/ai_proving_ground/, datasets/) and from a wheel (ai_proving_ground/, _data/).
+    if resolved.is_relative_to(PACKAGE_DIR) and not resolved.is_relative_to(
+            PACKAGE_DIR / DATA_PACKAGE_DIR):
+        return "apg:" + resolved.relative_to(PACKAGE_DIR.parent).as_posix()
+    if resolved.is_relative_to(PROJECT_ROOT):
+        return "apg:" + resolved.relative_to(PROJECT_ROOT).as_posix()
+    return f"external:{resolved.name}"

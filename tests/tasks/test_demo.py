@@ -13,7 +13,10 @@ from typing import Any
 
 import pytest
 
+import eee_official
 from ai_proving_ground import demo
+from ai_proving_ground.cli import results as results_cli
+from ai_proving_ground.paths import PROJECT_ROOT
 from ai_proving_ground.tasks.results import results_dir
 
 
@@ -30,3 +33,37 @@ def test_the_demo_stores_one_passing_and_one_failing_envelope(
     assert verdicts == ["fail", "pass"]
     for envelope in envelopes:
         check_envelope_schemas(envelope)
+
+
+def test_the_demos_envelopes_export_merge_ready(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str],
+        check_envelope_schemas: Callable[[Any], None]) -> None:
+    bed = tmp_path / "demo-bed"
+    assert demo.main([str(bed)]) == 0
+    out = tmp_path / "eee"
+    capsys.readouterr()
+    assert results_cli.main(["export", "--approot", str(bed), "--eee", str(out)]) == 0
+    printed, err = capsys.readouterr()
+    files = sorted(out.glob("data/*/*/*/*.json"))
+    assert [str(f) for f in files] == sorted(printed.split())
+    assert err.strip().splitlines()[-1].startswith("APG_EXPORT_OK 2 written, 0 unchanged, "
+                                                   "0 skipped, schema 0.2.2")
+    layout = sorted(f.relative_to(out).parent.as_posix() for f in files)
+    assert layout == ["data/build_tasks/ai-proving-ground/nop",
+                      "data/build_tasks/ai-proving-ground/oracle"]
+    for path in files:
+        text = path.read_text(encoding="utf-8")
+        for host in (str(tmp_path), str(PROJECT_ROOT), str(Path.home())):
+            assert host not in text, f"{path} names {host}"
+        envelope = json.loads(text)
+        check_envelope_schemas(envelope)
+        eee_official.check_exported(out, path)
+    # Again: the same files, nothing added; and 0.3.0 on request.
+    assert results_cli.main(["export", "--approot", str(bed), "--eee", str(out)]) == 0
+    assert "0 written, 2 unchanged" in capsys.readouterr().err
+    assert sorted(out.glob("data/*/*/*/*.json")) == files
+    newer = tmp_path / "eee-030"
+    assert results_cli.main(["export", "--approot", str(bed), "--eee", str(newer),
+                             "--schema", "0.3.0"]) == 0
+    for path in newer.glob("data/*/*/*/*.json"):
+        assert json.loads(path.read_text(encoding="utf-8"))["schema_version"] == "0.3.0"

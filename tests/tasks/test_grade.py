@@ -290,12 +290,12 @@ def test_the_envelope_value_carries_the_check_results_and_the_dataset_hash(
 def test_envelope_provenance_for_the_shipped_dataset(fixtures_bed: Path, grade: GradeFn) -> None:
     graded = grade(fixtures_bed, "cv01_footer_heading")
     assert graded.source == {
-        "dataset_path": str(SHIPPED.resolve()),  # outside the app root: absolute
+        "dataset_path": "apg:datasets/build_tasks.yml",  # shipped: never a host path
         "dataset_sha256": sha256_of(SHIPPED),
         "task_sha256": canonical_task_sha(SHIPPED, "cv01_footer_heading"),
     }
     class_file = Path(checks_module.__file__).resolve()
-    assert graded.library["grader_class_file"] == str(class_file)
+    assert graded.library["grader_class_file"] == "apg:ai_proving_ground/tasks/checks/__init__.py"
     assert graded.library["grader_class_sha256"] == sha256_of(class_file)
     assert graded.library["hash_algorithm"] == "sha256"
     assert re.fullmatch(r"[0-9a-f]{64}", graded.library["grader_tree_sha256"])
@@ -349,13 +349,13 @@ def raise_oserror(*_args: Any, **_kwargs: Any) -> Any:
     raise OSError("dataset volume went away")
 
 
-@pytest.mark.parametrize("broken", ["display_path", "task_sha256"])
+@pytest.mark.parametrize("broken", ["portable_path", "task_sha256"])
 def test_dataset_provenance_unresolved(fixtures_bed: Path, grade: GradeFn, write_run_record: Any,
                                        monkeypatch: pytest.MonkeyPatch, broken: str) -> None:
     normal = grade(fixtures_bed, "dv01_view_build")
     write_run_record(fixtures_bed, RUN_ID)
-    if broken == "display_path":
-        monkeypatch.setattr(Dataset, "display_path", raise_oserror)
+    if broken == "portable_path":
+        monkeypatch.setattr(Dataset, "portable_path", raise_oserror)
     else:
         monkeypatch.setattr(Task, "sha256", property(raise_oserror))
     # A task that cannot be hashed cannot be matched with the run's: only --force grades it.
@@ -705,7 +705,7 @@ def test_dataset_from_the_environment(fixtures_bed: Path, grade: GradeFn, tmp_pa
     assert graded.rc == 0
     assert graded.result["source_data"]["dataset_name"] == "from_env"
     assert graded.result["source_data"]["additional_details"]["dataset_version"] == "2"
-    assert graded.source["dataset_path"] == str(dataset.resolve())
+    assert graded.source["dataset_path"] == "external:env.yml"  # outside the bed: its name only
     assert graded.source["dataset_sha256"] == sha256_of(dataset)
     shipped = grade(fixtures_bed, "dv01_view_build", "--dataset", "build_tasks")
     assert shipped.result["source_data"]["dataset_name"] == "build_tasks"

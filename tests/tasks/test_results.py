@@ -18,6 +18,7 @@ from ai_proving_ground.cli.results import main as results_main
 from ai_proving_ground.paths import project_dir
 from ai_proving_ground.tasks import results
 from ai_proving_ground.tasks.dataset import load_dataset
+from support.envelope_kit import smallest_envelope
 
 RUN_ID = "apg-run-20260718T101500Z-a1b2c3"
 MODEL = "anthropic/claude-sonnet-4"
@@ -236,13 +237,22 @@ def test_results_lists_stored_verdicts(fixtures_bed: Path, cli: Runner,
         {"task": TASK, "model": "openai/gpt-x", "score": 1.0, "verdict": "pass", "run": ""},
     ]
     assert rows[0]["evaluation_id"] == f"build_tasks/{TASK}/{MODEL}/{RUN_ID}"
+    assert [(r["agent"], r["run_status"]) for r in rows] == [("nop", "attempted"), ("", "no run")]
     assert {Path(r["file"]) for r in rows} == set(stored(fixtures_bed))
     table = cli(apg_main, "results", "--approot", str(fixtures_bed))
     assert table.rc == 0
     lines = table.out.splitlines()
-    assert lines[0].split() == ["evaluation_id", "score", "verdict", "run"]
-    assert lines[1].split() == [rows[0]["evaluation_id"], "0.0", "fail", RUN_ID]
-    assert lines[2].split() == [rows[1]["evaluation_id"], "1.0", "pass"]
+    assert lines[0].split() == ["task", "agent", "model", "status", "score", "verdict", "when",
+                                "run"]
+    assert lines[1].split() == [TASK, "nop", MODEL, "attempted", "0.0", "fail", rows[0]["when"],
+                                RUN_ID]
+    assert lines[2].split() == [TASK, "-", "openai/gpt-x", "no", "run", "1.0", "pass",
+                                rows[1]["when"], "-"]
+    passed = cli(apg_main, "results", "--approot", str(fixtures_bed), "--verdict=pass", "--json")
+    assert [r["model"] for r in json.loads(passed.out)] == ["openai/gpt-x"]
+    csv = cli(apg_main, "results", "--approot", str(fixtures_bed), "--format=csv",
+              "--fields=model,score")
+    assert csv.out.splitlines() == ["model,score", f"{MODEL},0.0", "openai/gpt-x,1.0"]
 
 
 def test_results_reports_an_unreadable_file(fixtures_bed: Path, cli: Runner) -> None:
@@ -256,34 +266,11 @@ def test_results_reports_an_unreadable_file(fixtures_bed: Path, cli: Runner) -> 
     assert bad["error"].startswith("unreadable: ")
 
 
-def _envelope(note: str) -> dict[str, Any]:
-    """The smallest envelope its schema accepts; ``note`` is part of the measurement."""
-    details = {"dataset_provenance": "unresolved: none", "note": note}
-    return {
-        "schema_version": "0.2.2", "evaluation_id": "d/t/m/r", "retrieved_timestamp": "1.0",
-        "evaluation_timestamp": "1",
-        "source_metadata": {"source_type": "evaluation_run", "source_organization_name": "o",
-                            "evaluator_relationship": "third_party",
-                            "additional_details": details},
-        "model_info": {"name": "m", "id": "m", "additional_details": {
-            "deployment_type": "unknown", "model_availability": "unknown"}},
-        "eval_library": {"name": "apg", "version": "0", "additional_details": {
-            "hash_algorithm": "sha256", "grader_class": "unresolved", "grader_tree": "unresolved"}},
-        "evaluation_results": [{
-            "evaluation_result_id": "t.pass", "evaluation_name": "t", "evaluation_timestamp": "1",
-            "source_data": {"source_type": "other", "dataset_name": "d",
-                            "additional_details": {"task_id": "t"}},
-            "metric_config": {"lower_is_better": False, "score_type": "binary", "min_score": 0,
-                              "max_score": 1},
-            "score_details": {"score": 1.0, "details": {"verdict": "pass", "checks": "[]"}}}],
-    }
-
-
 def test_store_directly(tmp_path: Path) -> None:
-    envelope = _envelope("1")
+    envelope = smallest_envelope("1")
     assert results.store(tmp_path, envelope) == "stored"
     assert results.store(tmp_path, {**envelope, "retrieved_timestamp": "2.0"}) == "already stored"
     with pytest.raises(Exception, match="conflict: d/t/m/r is already stored"):
-        results.store(tmp_path, _envelope("2"))
+        results.store(tmp_path, smallest_envelope("2"))
     [path] = results.results_dir(tmp_path).glob("*.json")
     assert json.loads(path.read_text(encoding="utf-8"))["retrieved_timestamp"] == "1.0"

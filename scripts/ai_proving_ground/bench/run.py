@@ -31,6 +31,7 @@ from ai_proving_ground.bed import init_bed
 from ai_proving_ground.bench.campaign import describe, measure_campaigns
 from ai_proving_ground.bench.escrow import verify_benchmark
 from ai_proving_ground.bench.fixture import write_bench_fixture
+from ai_proving_ground.bench.results import measure_results
 from ai_proving_ground.bench.startup import measure_startup
 from ai_proving_ground.doctor import diagnose
 from ai_proving_ground.fixtures import load_set
@@ -149,6 +150,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                         help="nodes under the executed view")
     parser.add_argument("--doctor-nodes", type=int, default=50_000,
                         help="nodes of the doctor-only measurement (0 skips it)")
+    parser.add_argument("--results", type=int, default=10_000,
+                        help="stored envelopes under the results listing (0 skips it)")
     parser.add_argument("--startup-repeat", type=int, default=5,
                         help="runs of each whole apg process (best taken)")
     parser.add_argument("--campaign-attempts", type=int, default=10,
@@ -196,6 +199,14 @@ def main(argv: Sequence[str] | None = None) -> int:
             print(f"doctor alone over {doctor['nodes']} nodes: {doctor['doctor_s']:.3f}s "
                   f"({doctor['doctor_cpu_s']:.3f}s CPU) in "
                   f"{doctor['driver_calls']} driver call(s)", flush=True)
+        if args.results:
+            listing = measure_results(args.results, Path(tmp))
+            results["results_listing"] = listing
+            print(f"apg results over {listing['results']} stored envelopes: "
+                  f"{listing['listing_s']:.3f}s, filtered {listing['filtered_s']:.3f}s (goal under "
+                  f"{listing['listing_goal_s']}s); first listing, index built, "
+                  f"{listing['first_listing_s']:.3f}s; parsing every file "
+                  f"{listing['parse_every_file_s']:.3f}s", flush=True)
     calls = {results[str(size)]["driver_calls"] for size in sizes}
     # The whole-bed reset's target: at most RESET_TARGET times the floor at every size.
     ratios = ", ".join(f"{size} nodes {results[str(size)]['reset_ratio']}" for size in sizes)

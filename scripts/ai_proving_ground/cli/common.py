@@ -7,7 +7,7 @@ import json
 import math
 import re
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -99,12 +99,16 @@ def run(action: Callable[[], int]) -> int:
         return 130
 
 
-def emit(data: Any, fmt: str) -> None:
-    """Print data on stdout in the format drush would use."""
-    report.stdout().write(render(data, fmt))
+def emit(data: Any, fmt: str, fields: str | None = None) -> None:
+    """Print data on stdout in the format drush would use (``fields``: drush's --fields)."""
+    report.stdout().write(render(data, fmt, fields))
 
 
-def render(data: Any, fmt: str) -> str:
+def render(data: Any, fmt: str, fields: str | None = None) -> str:
+    if fields:
+        data = select_fields(data, fields)
+    if fmt in ("csv", "tsv"):
+        return _delimited(data, fmt)
     if fmt == "json":
         return json.dumps(data, indent=2, ensure_ascii=False) + "\n"
     if fmt == "yaml":
@@ -116,15 +120,66 @@ def render(data: Any, fmt: str) -> str:
     raise ApgError("APG_USAGE", f"unknown --format {fmt!r}", exit_code=2)
 
 
-def _table(data: Any) -> str:
-    rows: Sequence[Any]
+def _rows(data: Any) -> list[Any] | None:
+    """The rows a table shows of ``data`` (a list, a mapping of rows, or one mapping as key and
+    value rows); None for a scalar."""
     if isinstance(data, dict) and all(isinstance(v, dict) for v in data.values()):
-        rows = list(data.values())
-    elif isinstance(data, list):
-        rows = data
-    elif isinstance(data, dict):
-        rows = [{"key": k, "value": v} for k, v in data.items()]
-    else:
+        return list(data.values())
+    if isinstance(data, list):
+        return data
+    if isinstance(data, dict):
+        return [{"key": k, "value": v} for k, v in data.items()]
+    return None
+
+
+def select_fields(data: Any, fields: str) -> Any:
+    """drush's ``--fields=a,b``: only those columns, in that order (a mapping of rows keeps its
+    keys); an unknown field is refused, naming the ones there are."""
+    wanted = [f.strip() for f in fields.split(",") if f.strip()]
+    rows = _rows(data)
+    if rows is None:
+        return data
+    known = list(dict.fromkeys(k for row in rows if isinstance(row, dict) for k in row))
+    unknown = [f for f in wanted if f not in known]
+    if unknown and rows:
+        raise ApgError("APG_USAGE", f"--fields: no field {', '.join(unknown)}; the fields are "
+                       f"{', '.join(known)}", exit_code=2)
+
+    def pick(row: Any) -> Any:
+        return {f: row.get(f) for f in wanted} if isinstance(row, dict) else row
+
+    if isinstance(data, dict) and all(isinstance(v, dict) for v in data.values()):
+        return {k: pick(v) for k, v in data.items()}
+    return [pick(row) for row in rows]
+
+
+def _delimited(data: Any, fmt: str) -> str:
+    """drush's csv (a header row first, RFC 4180 quoting) and tsv (no header; a tab or newline
+    inside a value written as the two characters \\t or \\n, as drush's formatter does)."""
+    # Lazy for start-up time: only csv output needs the csv module.
+    import csv
+    import io
+
+    rows = _rows(data)
+    if rows is None:
+        rows = [{"value": data}]
+    columns = list(dict.fromkeys(k for row in rows if isinstance(row, dict) for k in row))
+    cells = [[_cell(row.get(c)) for c in columns] if isinstance(row, dict) else [_cell(row)]
+             for row in rows]
+    if fmt == "tsv":
+        return "".join("\t".join(v.replace("\t", "\\t").replace("\n", "\\n") for v in r) + "\n"
+                       for r in cells)
+    out = io.StringIO()
+    writer = csv.writer(out, lineterminator="\n")
+    if columns:
+        writer.writerow(columns)
+    writer.writerows(cells)
+    return out.getvalue()
+
+
+def _table(data: Any) -> str:
+    rows = _rows(data)
+    if rows is None:
         return f"{data}\n"
     if not rows:
         return ""

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from ai_proving_ground.errors import ApgError
-from ai_proving_ground.paths import project_dir
+from ai_proving_ground.paths import portable_path, project_dir
 from ai_proving_ground.schemas import validate_document
 from ai_proving_ground.settings import DEFAULT_SETTINGS, Settings
 from ai_proving_ground.tasks.hidden_spec import check_hidden
@@ -85,8 +85,13 @@ class Dataset:
         raise ApgError("APG_TASK_UNKNOWN", f"dataset {self.name} ({self.path}) has no task "
                        f"{task_id!r}; its tasks: {known}", exit_code=2)
 
+    def portable_path(self, approot: Path) -> str:
+        """How records handed to others name the dataset: never by a host path
+        (:func:`paths.portable_path`)."""
+        return portable_path(self.path, approot)
+
     def display_path(self, approot: Path) -> str:
-        """Relative to the app root when inside it, otherwise absolute."""
+        """Relative to the app root when inside it, otherwise absolute (this host's records)."""
         try:
             return self.path.resolve().relative_to(approot.resolve()).as_posix()
         except ValueError:

@@ -22,6 +22,7 @@ from ai_proving_ground.baselines import grader_tree
 from ai_proving_ground.baselines.store import runs_dir
 from ai_proving_ground.errors import ApgError
 from ai_proving_ground.fixtures import load_set
+from ai_proving_ground.paths import portable_path
 from ai_proving_ground.records import parse_record
 from ai_proving_ground.report import say
 from ai_proving_ground.settings import DEFAULT_SETTINGS, Settings
@@ -106,7 +107,8 @@ def grade(request: GradeRequest, driver: SiteDriver) -> dict[str, Any]:
     """The envelope for one graded attempt; a task without checks raises APG_GRADE_SKIP."""
     run = (load_run(request.approot, request.run_id, request.task_id, request.model,
                     request.settings) if request.run_id is not None else None)
-    model = request.model or (run or {}).get("model") or agent_model(run) or None
+    model = (request.model or (run or {}).get("model") or agent_model(run)
+             or baseline_model(run) or None)
     dataset, task = resolve_task(request.task_id, request.dataset, request.approot,
                                  request.settings)
     if not task.checks:
@@ -144,7 +146,7 @@ def apply_hidden(envelope: dict[str, Any], approot: Path, dataset: Dataset, task
 
 def _dataset_provenance(request: GradeRequest, dataset: Dataset, task: Task) -> dict[str, str]:
     try:
-        return {"dataset_path": dataset.display_path(request.approot),
+        return {"dataset_path": dataset.portable_path(request.approot),
                 "dataset_sha256": dataset.sha256, "task_sha256": task.sha256}
     except (OSError, ValueError, ApgError) as exc:
         say("APG_GRADE_DATASET_UNRESOLVED", str(exc))
@@ -166,7 +168,7 @@ def _grader_provenance(request: GradeRequest, task: Task) -> dict[str, str]:
     class_file = Path(checks_module.__file__)
     try:
         # Both or neither: a file named without its hash would read as verified.
-        details.update(grader_class_file=_display(class_file, request.approot),
+        details.update(grader_class_file=portable_path(class_file, request.approot),
                        grader_class_sha256=grader_tree.sha256_file(class_file))
     except OSError as exc:
         say("APG_GRADE_GRADER_UNRESOLVED", f"grader class file: {exc}")
@@ -184,13 +186,6 @@ def _grader_provenance(request: GradeRequest, task: Task) -> dict[str, str]:
     return details
 
 
-def _display(path: Path, approot: Path) -> str:
-    try:
-        return path.resolve().relative_to(approot.resolve()).as_posix()
-    except ValueError:
-        return str(path.resolve())
-
-
 def _agent_transcript(run: dict[str, Any] | None) -> dict[str, Any]:
     summary = (run or {}).get("agent_transcript")
     return summary if isinstance(summary, dict) else {}
@@ -200,6 +195,21 @@ def agent_model(run: dict[str, Any] | None) -> str | None:
     """The model the agent CLI's own transcript names (developer/model), if it names one."""
     model = _agent_transcript(run).get("model")
     return model if isinstance(model, str) and model else None
+
+
+# The shipped baseline adapters run no model: they are this product's own scripted agents, so
+# their envelopes name this product as the developer (every_eval_ever wants developer/model).
+BASELINE_ADAPTERS = ("nop", "oracle")
+BASELINE_DEVELOPER = "ai-proving-ground"
+
+
+def baseline_model(run: dict[str, Any] | None) -> str | None:
+    """``ai-proving-ground/<adapter>`` for an attempt made by a shipped baseline adapter."""
+    adapter = (run or {}).get("adapter")
+    if not isinstance(adapter, dict) or adapter.get("source") != "shipped":
+        return None
+    name = adapter.get("name")
+    return f"{BASELINE_DEVELOPER}/{name}" if name in BASELINE_ADAPTERS else None
 
 
 def agent_details(run: dict[str, Any] | None) -> dict[str, str]:
@@ -232,8 +242,11 @@ def _model_info(model: str | None, run: dict[str, Any] | None = None) -> dict[st
         info["inference_platform"] = info["developer"]
     # every_eval_ever 0.3.0 requires both keys from closed sets. A model named on the command line
     # is reached through its vendor's service; whether its weights are published is not ours to say.
-    info["additional_details"] = {"deployment_type": "externally_managed" if model else "unknown",
-                                  "model_availability": "unknown", **agent_details(run)}
+    baseline = model is not None and model == baseline_model(run)
+    deployment = "self_deployed" if baseline else "externally_managed" if model else "unknown"
+    info["additional_details"] = {"deployment_type": deployment,
+                                  "model_availability": "open_weights" if baseline else "unknown",
+                                  **agent_details(run)}
     return info
 
 

@@ -1,7 +1,8 @@
 """The results store: every emitted envelope, kept under the baseline directory (reset keeps it).
 
 Keyed by evaluation ID. Storing an identical measurement again is a no-op ("already stored");
-a different measurement under the same ID is a conflict and is not stored.
+a different measurement under the same ID is a conflict and is not stored. Listing goes through
+the SQLite index beside the files (:mod:`ai_proving_ground.results.index`).
 """
 
 from __future__ import annotations
@@ -24,7 +25,8 @@ def results_dir(approot: Path, settings: Settings = DEFAULT_SETTINGS) -> Path:
     return baseline_dir(approot, settings) / "results"
 
 
-def _path(approot: Path, evaluation_id: str, settings: Settings) -> Path:
+def result_path(approot: Path, evaluation_id: str, settings: Settings = DEFAULT_SETTINGS) -> Path:
+    """Where the envelope of ``evaluation_id`` is stored."""
     return results_dir(approot, settings) / f"{hashlib.sha256(evaluation_id.encode()).hexdigest()[:32]}.json"
 
 
@@ -35,7 +37,7 @@ def _measurement(envelope: dict[str, Any]) -> dict[str, Any]:
 def store(approot: Path, envelope: dict[str, Any], settings: Settings = DEFAULT_SETTINGS) -> str:
     """Store ``envelope``; returns "stored" or "already stored"; a conflict raises."""
     record = parse_record(envelope, Envelope, "the envelope to store")
-    path = _path(approot, record.evaluation_id, settings)
+    path = result_path(approot, record.evaluation_id, settings)
     if path.is_file():
         existing = read_envelope(path).as_json()
         if _measurement(existing) == _measurement(envelope):
@@ -44,21 +46,3 @@ def store(approot: Path, envelope: dict[str, Any], settings: Settings = DEFAULT_
                        f"already stored with a different measurement ({path})")
     write_envelope(path, record)
     return "stored"
-
-
-def list_results(approot: Path, settings: Settings = DEFAULT_SETTINGS) -> list[dict[str, Any]]:
-    """One summary row per stored envelope, oldest first."""
-    rows: list[dict[str, Any]] = []
-    directory = results_dir(approot, settings)
-    for path in sorted(directory.glob("*.json")) if directory.is_dir() else []:
-        try:
-            envelope = read_envelope(path)
-        except ApgError as exc:
-            rows.append({"evaluation_id": "", "file": str(path),
-                         "error": f"unreadable: {exc.message}"})
-            continue
-        rows.append({"evaluation_id": envelope.evaluation_id, "task": envelope.task_id,
-                     "model": envelope.model_id, "score": envelope.score,
-                     "verdict": envelope.verdict, "run": envelope.run_id or "",
-                     "retrieved": envelope.retrieved_timestamp, "file": str(path)})
-    return sorted(rows, key=lambda r: str(r.get("retrieved", "")))

@@ -1,0 +1,1 @@
+"""Stored grade envelopes read back: an SQLite index over the store, listing and filtering."""
