@@ -9,12 +9,12 @@ from __future__ import annotations
 
 import functools
 import hashlib
-import json
 import math
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ai_proving_ground import phpjson
 from ai_proving_ground.errors import ApgError
 from ai_proving_ground.paths import portable_path, project_dir
 from ai_proving_ground.schemas import validate_document
@@ -62,7 +62,9 @@ class Task:
 
     @property
     def sha256(self) -> str:
-        return hashlib.sha256(canonical_json(self.data).encode("utf-8")).hexdigest()
+        # The original system's canonical form (PHP's ksort and json_encode), so a harness
+        # comparing task hashes across the two implementations agrees on every task.
+        return hashlib.sha256(phpjson.canonical(self.data).encode("utf-8")).hexdigest()
 
 
 @dataclass(frozen=True)
@@ -96,10 +98,6 @@ class Dataset:
             return self.path.resolve().relative_to(approot.resolve()).as_posix()
         except ValueError:
             return str(self.path.resolve())
-
-
-def canonical_json(value: Any) -> str:
-    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
 
 
 def resolve_dataset_path(reference: str | None, approot: Path,
