@@ -295,3 +295,40 @@ def test_a_report_breaking_its_schema_is_refused_on_write_and_on_read(campaign: 
     refused_on_read(files.report, {**report, "score": 1}, read, "$")
     assert set(load_schema(ReportRecord.SCHEMA)["properties"]) == {
         f.name for f in fields(ReportRecord)}
+
+
+# ---------------------------------------------------------------------------- --gate
+
+
+def test_a_gate_holds_on_the_wilson_lower_bound_not_the_rate(
+        campaign: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    low, _ = wilson_interval(7, 9)  # arm "with": 7/9 = 0.78, proven only down to about 0.45
+    below, above = f"{low - 0.001:.3f}", f"{low + 0.001:.3f}"
+    assert main([str(campaign), f"--gate=with={below}"]) == 0
+    out, err = capsys.readouterr()
+    assert out.startswith("Campaign ")
+    assert err == (f"APG_CAMPAIGN_GATE_OK arm with (claude, (default model)): 7/9, Wilson lower bound "
+                   f"{low:.3f} >= {float(below):g}\n")
+    assert main([str(campaign), "--gate", f"with={above}", "--gate", "without=0.2"]) == 3
+    out, err = capsys.readouterr()
+    assert out.startswith("Campaign ")  # the report is printed all the same
+    assert err.splitlines() == [
+        f"APG_CAMPAIGN_GATE_FAILED arm with (claude, (default model)): 7/9, Wilson lower bound "
+        f"{low:.3f} < {float(above):g}",
+        "APG_CAMPAIGN_GATE_OK arm without (claude, (default model)): 4/8, Wilson lower bound "
+        "0.215 >= 0.2"]
+    assert main([str(campaign), "--json", "--gate", "with=0.8"]) == 3  # the rate passes, the bound not
+    assert json.loads(capsys.readouterr().out)["arms"]
+
+
+@pytest.mark.parametrize(("gate", "message"), [
+    ("with:0.5", "write ARM=MIN with MIN between 0 and 1"),
+    ("with=1.5", "write ARM=MIN with MIN between 0 and 1"),
+    ("with=half", "write ARM=MIN with MIN between 0 and 1"),
+    ("skill=0.5", "the campaign has no such arm; its arms are"),
+])
+def test_a_bad_gate_is_a_usage_error(campaign: Path, capsys: pytest.CaptureFixture[str],
+                                     gate: str, message: str) -> None:
+    assert main([str(campaign), "--gate", gate]) == 2
+    out, err = capsys.readouterr()
+    assert out == "" and err.startswith("APG_USAGE ") and message in err

@@ -1,12 +1,20 @@
-"""``apg campaign report DIR [--json]``: a campaign's statistics, recomputed from its records.
+"""``apg campaign report DIR [--json] [--gate ARM=MIN ...]``: a campaign's statistics, recomputed
+from its records.
 
 Works offline on a copied campaign directory (no bed needed). Every attempt's one outcome is
 counted in its own column; k/n counts pass, fail, timeout, tampered and no_attempt, never an
 infra_error; completeness is checked against plan.jsonl (``missing``); a record whose fields
 disagree with its outcome is a warning naming it. See ``campaigns/report.py`` for the numbers.
 
-Exit codes: 0 report printed; 1 APG_CAMPAIGN_INVALID (campaign.json or plan.jsonl unreadable or
-off-schema); 2 APG_CAMPAIGN_NOT_FOUND (no campaign.json in DIR) or usage.
+``--gate ARM=MIN`` (repeatable) makes the report a CI check: each named arm's pooled pass rate
+must be proven at least MIN, i.e. the lower bound of its 95% Wilson interval, for every agent and
+model it ran with (``campaigns/gate.py``); one line each on stderr, APG_CAMPAIGN_GATE_OK or
+APG_CAMPAIGN_GATE_FAILED.
+
+Exit codes: 0 report printed (and every gate held); 1 APG_CAMPAIGN_INVALID (campaign.json or
+plan.jsonl unreadable or off-schema); 2 APG_CAMPAIGN_NOT_FOUND (no campaign.json in DIR) or usage
+(a gate that is not ARM=MIN, an arm the campaign does not have); 3 a gate failed
+(APG_CAMPAIGN_GATE_FAILED; the report is printed all the same).
 """
 
 from __future__ import annotations
@@ -18,10 +26,13 @@ from pathlib import Path
 from typing import Any
 
 from ai_proving_ground.campaigns.cost import cost_line
+from ai_proving_ground.campaigns.gate import Gate, evaluate
 from ai_proving_ground.campaigns.records import OUTCOMES
 from ai_proving_ground.campaigns.report import HIDDEN_STATUSES, SMALL_N, build_report, summary_line
 from ai_proving_ground.cli.common import ArgumentParser, render, run
+from ai_proving_ground.report import say
 
+GATE_FAILED = 3
 # Short column names for the outcome counts, in OUTCOMES order.
 _SHORT = {"pass": "pass", "fail": "fail", "timeout": "t/o", "tampered": "tamp",
           "no_attempt": "no_att", "infra_error": "infra"}
@@ -32,13 +43,20 @@ def main(argv: Sequence[str] | None = None) -> int:
                             formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("dir", help="the campaign directory (holds campaign.json and runs/)")
     parser.add_argument("--json", action="store_true", help="print the report as JSON")
+    parser.add_argument("--gate", action="append", default=[], metavar="ARM=MIN",
+                        help="fail (exit 3) unless the arm's Wilson lower bound is at least MIN")
     args = parser.parse_args(argv)
 
     def act() -> int:
+        gates = [Gate.parse(raw) for raw in args.gate]
         report = build_report(Path(args.dir))
+        results = evaluate(report, gates)
         print(json.dumps(report, indent=2, ensure_ascii=False) if args.json
               else render_text(report), end="\n" if args.json else "")
-        return 0
+        for result in results:
+            say("APG_CAMPAIGN_GATE_OK" if result.holds else "APG_CAMPAIGN_GATE_FAILED",
+                result.line())
+        return GATE_FAILED if any(not r.holds for r in results) else 0
 
     return run(act)
 
