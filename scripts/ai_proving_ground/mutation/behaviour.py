@@ -4,6 +4,9 @@ behaviour equals the reference's on every object either touches is equivalent, n
 - a view: each display executed (what a visitor gets, its rows in order), whether it is
   enabled and whether it is a page;
 - a page region: whether it is enabled, and its component tree;
+- a menu link: its menu as a visitor gets it (the enabled links, nested, in order, each by title,
+  target and whether it shows its children; a link's weight or ``external`` flag that changes
+  none of that is not a behaviour);
 - a Canvas page: its title, status, fields and component tree;
 - any other config object or entity: its data;
 - every path a visitor could be served at (a view's page paths, an entity's aliases, the
@@ -25,10 +28,12 @@ from typing import Any
 from ai_proving_ground.mutation.canvas_ops import PAGE_TREE, REGION_PREFIX, REGION_TREE
 from ai_proving_ground.mutation.state import EntityState, SiteState
 from ai_proving_ground.mutation.views_ops import VIEW_PREFIX
-from ai_proving_ground.sites.base import PageQuery, SiteDriver, StateQuery, ViewQuery
+from ai_proving_ground.sites.base import PageQuery, SiteDriver, StateAnswer, StateQuery, ViewQuery
+from ai_proving_ground.tasks.checks.menu import visible_tree
 
 Behaviour = dict[str, Any]
 PAGE = "page:"  # a served path's key in a Behaviour, beside config names and UUIDs
+MENU_LINK = "menu_link_content"
 
 
 def served_paths(config: Mapping[str, Any], entities: Mapping[str, EntityState | None]) -> set[str]:
@@ -58,8 +63,10 @@ def behaviour(site: SiteDriver, state: SiteState, names: Iterable[str],
                for n in names if n.startswith(VIEW_PREFIX) and isinstance(state.config.get(n), dict)
                for display in sorted(state.config[n].get("display") or {})]
     pages = [PageQuery(path) for path in sorted(set(paths))]
-    answer = site.read_state(StateQuery(views=tuple(queries), pages=tuple(pages))) \
-        if queries or pages else None
+    menus = sorted({m for m in (_menu_of(state.entities.get(n)) for n in names) if m})
+    answer = site.read_state(StateQuery(views=tuple(queries), pages=tuple(pages),
+                                        menus=tuple(menus))) \
+        if queries or pages or menus else None
     executed = {(q.view_id, q.display_id): r
                 for q, r in zip(queries, answer.views if answer else [], strict=True)}
     found: Behaviour = {
@@ -68,7 +75,7 @@ def behaviour(site: SiteDriver, state: SiteState, names: Iterable[str],
         for q, r in zip(pages, answer.pages if answer else [], strict=True)}
     for name in names:
         if name in state.entities or name not in state.config:
-            found[name] = _entity(state, name)
+            found[name] = _entity(state, name, answer)
         elif name.startswith(VIEW_PREFIX):
             found[name] = _view(state.config[name], name.removeprefix(VIEW_PREFIX), executed)
         elif name.startswith(REGION_PREFIX):
@@ -95,10 +102,23 @@ def _view(view: Any, view_id: str, executed: dict[tuple[str, str], Any]) -> Any:
     return displays
 
 
-def _entity(state: SiteState, uuid: str) -> Any:
+def _menu_of(entity: EntityState | None) -> str | None:
+    """The menu a menu link is saved in (None for anything else)."""
+    if entity is None or entity.entity_type != MENU_LINK:
+        return None
+    items = entity.fields.get("menu_name") or [{}]
+    menu = items[0].get("value") if isinstance(items[0], dict) else None
+    return str(menu) if menu else None
+
+
+def _entity(state: SiteState, uuid: str, answer: StateAnswer | None) -> Any:
     entity = state.entities.get(uuid)
     if entity is None:
         return None
+    menu_id = _menu_of(entity)
+    if menu_id is not None:
+        menu = answer.menus.get(menu_id) if answer else None
+        return {"menu": menu_id, "tree": visible_tree(menu) if menu else None}
     data = entity.as_json()
     if isinstance(entity.fields.get(PAGE_TREE), list):
         data["fields"] = {k: v for k, v in entity.fields.items() if k != PAGE_TREE}

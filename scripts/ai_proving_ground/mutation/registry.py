@@ -21,6 +21,7 @@ FAMILIES: dict[str, str] = {
     "content": "content_ops",
     "canvas": "canvas_ops",
     "config": "config_ops",
+    "menu": "menu_ops",
     "outside": "outside_ops",
 }
 

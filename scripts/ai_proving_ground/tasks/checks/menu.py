@@ -21,7 +21,8 @@ PLUGIN_PREFIX = "menu_link_content:"  # a menu_link_content link's plugin id, it
 
 
 def visible_tree(menu: MenuTree) -> list[dict[str, Any]]:
-    """The menu as a visitor gets it: ``[{title, target, expanded, children}]``, in order."""
+    """The menu as a visitor gets it: ``[{title, target, expanded, children}]``, in order
+    (``expanded``: its children show on every page, not only in the active trail)."""
     by_uuid = {link.uuid: link for link in menu.links}
 
     def parent_of(link: MenuLink) -> str:
@@ -32,8 +33,13 @@ def visible_tree(menu: MenuTree) -> list[dict[str, Any]]:
         links = sorted((link for link in menu.links
                         if link.enabled and parent_of(link) == parent and link.uuid not in seen),
                        key=lambda link: (link.weight, link.title, PLUGIN_PREFIX + link.uuid))
-        return [{"title": link.title, "target": link.target, "expanded": link.expanded,
-                 "children": level(link.uuid, seen | {link.uuid})} for link in links]
+        tree = []
+        for link in links:
+            children = level(link.uuid, seen | {link.uuid})
+            # Drupal renders a link expanded only when it has children to show.
+            tree.append({"title": link.title, "target": link.target,
+                         "expanded": link.expanded and bool(children), "children": children})
+        return tree
 
     return level("", frozenset())
 
