@@ -133,3 +133,14 @@ def test_the_demo_closing_hint_runs_as_printed(venv: Path, tmp_path: Path) -> No
     assert hint.group(1).startswith(shlex.quote(str(venv / "bin" / "apg")))
     listed = _ok(_run(["bash", "-c", hint.group(1)], tmp_path, env))
     assert "node.type.kb_doc" in listed.stdout
+
+
+def test_the_installed_apg_finds_the_shipped_campaign_by_name(venv: Path, tmp_path: Path) -> None:
+    env = {k: v for k, v in os.environ.items()
+           if not k.startswith(("AI_PG_", "APG_", "PYTHON", "VIRTUAL_ENV"))}
+    dry = _ok(_run([str(venv / "bin" / "apg"), "campaign", "run", "example", "--dry-run", "--json"],
+                   tmp_path, env))
+    entries = [json.loads(line) for line in dry.stdout.splitlines()]
+    assert [e["order"] for e in entries] == [0, 1, 2, 3]
+    # The wheel's own adapters, not the checkout's.
+    assert all(Path(e["command"][0]).is_relative_to(venv.resolve()) for e in entries), entries

@@ -205,12 +205,16 @@ def test_the_seeded_order_is_deterministic_and_depends_on_the_seed(tmp_path: Pat
 
 def test_dry_run_prints_the_ordered_plan(tmp_path: Path, apg: Any) -> None:
     path = write(tmp_path, BASE)
-    result = apg("campaign", "run", str(path), "--dry-run")
+    result = apg("campaign", "run", str(path), "--dry-run", "--json")
     assert (result.rc, result.err) == (0, "")
     lines = [json.loads(line) for line in result.out.splitlines()]
     assert [line["order"] for line in lines] == list(range(8))
-    assert lines == [a.as_plan() for a in plan(resolve(load_spec(path)))]
-    assert set(lines[0]) == {"index", "order", "task_id", "arm", "agent", "model", "repeat"}
+    planned = [a.as_plan() for a in plan(resolve(load_spec(path)))]
+    assert [{k: line[k] for k in planned[0]} for line in lines] == planned
+    # What each would get beside it (tests/campaigns/test_dry_run.py).
+    assert set(lines[0]) == {"index", "order", "task_id", "arm", "agent", "model", "repeat",
+                             "setup", "given", "timeout_s", "cwd", "command", "adapter",
+                             "sandbox", "env", "installs", "refused"}
     assert list(tmp_path.iterdir()) == [path]  # nothing written
 
 

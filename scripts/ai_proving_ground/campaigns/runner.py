@@ -55,7 +55,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from ai_proving_ground.campaigns import bed_folder, beds
+from ai_proving_ground.campaigns import bed_folder, beds, dry_run
 from ai_proving_ground.campaigns.attempt import AttemptRun, Context, SiteStep
 from ai_proving_ground.campaigns.progress import PlainProgress, Progress
 from ai_proving_ground.campaigns.records import (
@@ -63,7 +63,6 @@ from ai_proving_ground.campaigns.records import (
     CampaignRecord,
     ReportRecord,
     SetupRecord,
-    plan_text,
     write_plan,
 )
 from ai_proving_ground.campaigns.report import build_report, summary_line
@@ -96,6 +95,7 @@ class RunnerOptions:
     beds: Path | None = None
     executor: str | None = None  # None: the spec's (default local); executors.registry
     keep_beds: bool = False  # else the beds the runner made are removed at the end
+    json: bool = False  # the dry run as JSON lines (campaigns.dry_run)
     settings: Settings = field(default=DEFAULT_SETTINGS, compare=False)
     site_step: SiteStep = field(default=_no_site_steps, compare=False)
     progress: Progress = field(default_factory=PlainProgress, compare=False)
@@ -112,39 +112,62 @@ class CampaignResult:
 
 
 def run_campaign(options: RunnerOptions) -> CampaignResult:
-    """Run (or, with ``dry_run``, print) the campaign."""
-    spec = load_spec(options.spec_path.absolute())
-    campaign = resolve(spec, options.settings)
-    attempts = plan(campaign)
-    _executor_name(spec, options)  # an unknown executor is usage, before anything is written
-    if options.dry_run:
-        sys.stdout.write(plan_text(attempts))
-        return CampaignResult(0)
-    jobs = max(1, min(options.jobs or spec.jobs, len(attempts)))
-    if spec.ddev_beds:  # one job per DDEV project given (campaigns.beds)
-        jobs = min(len(spec.ddev_beds), len(attempts))
-    options.settings.log_limit_bytes  # noqa: B018  # a bad AI_PG_LOG_LIMIT: usage, before any record
+    """Run (or, with ``dry_run``, describe) the campaign; both refuse what the other would."""
     try:
-        # Everything that can refuse does so before anything is written.
-        directory = _campaign_dir(spec, options.out, options.settings)
-        bed_folder.check(options.beds)
-        if directory.is_dir():
-            with _only_campaign(directory):  # held by a running campaign: say so, not "not empty"
-                pass
-        _refuse_used(directory)
-        for bed in (spec.bed, *spec.ddev_beds[:jobs]):
-            if bed is not None:
-                beds.check_template(campaign, bed, beds.job_settings(options.settings, campaign))
-        _check_agents(spec, spec.bed or next(iter(spec.ddev_beds), directory / "template"))
-        directory.mkdir(parents=True, exist_ok=True)
-        with _only_campaign(directory):
-            return _run_locked(campaign, CampaignFiles(directory), attempts, jobs, options)
+        ready = _preflight(options)
+        if options.dry_run:
+            entries = dry_run.describe_attempts(ready.campaign, ready.attempts, ready.template,
+                                                beds.job_settings(options.settings, ready.campaign))
+            sys.stdout.write((dry_run.json_lines if options.json else dry_run.text)(entries))
+            return CampaignResult(0)
+        ready.directory.mkdir(parents=True, exist_ok=True)
+        with _only_campaign(ready.directory):
+            return _run_locked(ready.campaign, CampaignFiles(ready.directory), ready.attempts,
+                               ready.jobs, options)
     except beds.CannotRun as exc:
         say("APG_CAMPAIGN_CANNOT_RUN", str(exc))
         return CampaignResult(1)
     except _Busy as exc:
         say("APG_CAMPAIGN_BUSY", str(exc))
         return CampaignResult(1)
+
+
+@dataclass(frozen=True)
+class _Ready:
+    """A campaign every check passed, not yet started."""
+
+    campaign: Campaign
+    attempts: list[Attempt]
+    jobs: int
+    directory: Path
+    template: Path  # where the agents are looked up (it may be the template yet to make)
+
+
+def _preflight(options: RunnerOptions) -> _Ready:
+    """Everything that can refuse, before anything is written (the dry run's checks too): the
+    spec, its dataset and skills (load_spec, resolve), the executor, the settings, the output
+    and beds folders, the templates and the agents."""
+    spec = load_spec(options.spec_path.absolute())
+    campaign = resolve(spec, options.settings)
+    attempts = plan(campaign)
+    _executor_name(spec, options)  # an unknown executor is usage, before anything is written
+    jobs = max(1, min(options.jobs or spec.jobs, len(attempts)))
+    if spec.ddev_beds:  # one job per DDEV project given (campaigns.beds)
+        jobs = min(len(spec.ddev_beds), len(attempts))
+    options.settings.log_limit_bytes  # noqa: B018  # a bad AI_PG_LOG_LIMIT: usage, before any record
+    directory = _campaign_dir(spec, options.out, options.settings)
+    bed_folder.check(options.beds)
+    if directory.is_dir():
+        with _only_campaign(directory):  # held by a running campaign: say so, not "not empty"
+            pass
+    _refuse_used(directory)
+    for bed in (spec.bed, *spec.ddev_beds[:jobs]):
+        if bed is not None:
+            beds.check_template(campaign, bed, beds.job_settings(options.settings, campaign))
+    # A template the runner is yet to make: where it will be (only shipped adapters are there).
+    template = spec.bed or next(iter(spec.ddev_beds), (options.beds or directory).absolute() / "template")
+    _check_agents(spec, template)
+    return _Ready(campaign, attempts, jobs, directory, template)
 
 
 def _run_locked(campaign: Campaign, files: CampaignFiles, attempts: list[Attempt], jobs: int,

@@ -6,7 +6,8 @@ The spec is validated by ``schemas/campaign.schema.json``; every error reads
 tried in the current directory too, like ``apg run --dataset`` with the spec's folder as app root.
 
 The plan is the matrix task x arm x agent x model x repeat, expanded in that nesting order (tasks
-as listed or in dataset order for ``"*"``, arms in declared order). ``index`` is an attempt's
+as listed, a glob such as ``"nv*"`` standing for its matches in dataset order, and ``"*"`` for
+every task; arms in declared order). ``index`` is an attempt's
 0-based position in that expansion, so it names the same cell and repeat whatever the seed;
 ``order`` is its 0-based position after ``random.Random(seed).shuffle``, the order attempts
 start in. ``repeat`` is 0-based.
@@ -21,13 +22,16 @@ a spec listing more than one agent and any arm adapter is refused; cross-agent c
 
 from __future__ import annotations
 
+import fnmatch
 import random
+import re
 from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any, ClassVar, NoReturn
 
 from ai_proving_ground.arms.given import Given, Skill, catalog_skills
 from ai_proving_ground.errors import ApgError
+from ai_proving_ground.paths import project_dir
 from ai_proving_ground.records import FieldsRecord
 from ai_proving_ground.schemas import validate_document
 from ai_proving_ground.settings import DEFAULT_SETTINGS, Settings
@@ -36,6 +40,7 @@ from ai_proving_ground.tasks.dataset import Dataset, Task, load_dataset, resolve
 from ai_proving_ground.yamlio import PathPart, YamlDocument, load_document
 
 SPEC_INVALID = "APG_CAMPAIGN_SPEC_INVALID"
+SPEC_NOT_FOUND = "APG_CAMPAIGN_SPEC_NOT_FOUND"
 
 
 @dataclass(frozen=True)
@@ -127,6 +132,23 @@ class Attempt(FieldsRecord):
 # ---------------------------------------------------------------------------- loading
 
 
+def find_spec(reference: str) -> Path:
+    """A spec by path (``*.yml``, ``*.yaml`` or any other file that exists, relative to the
+    current directory) or by name: a bare word names a shipped campaign, ``campaigns/<name>.yml``
+    of the installed package (an editable install: the checkout's), as a dataset is named."""
+    as_path = Path(reference).expanduser()
+    if as_path.suffix in {".yml", ".yaml"} or len(as_path.parts) > 1 or as_path.is_file():
+        return as_path.absolute()
+    shipped = project_dir("campaigns")
+    candidate = shipped / f"{reference}.yml"
+    if candidate.is_file():
+        return candidate
+    names = ", ".join(sorted(p.stem for p in shipped.glob("*.yml"))) or "none"
+    raise ApgError(SPEC_NOT_FOUND, f"no campaign spec {reference!r}: not a file here and not a "
+                   f"shipped campaign ({candidate}); pass a spec path or one of: {names}",
+                   exit_code=2)
+
+
 def load_spec(path: Path) -> CampaignSpec:
     """Parse and validate a spec file (schema first, then what the schema cannot say)."""
     try:
@@ -204,18 +226,10 @@ def _given(doc: YamlDocument, name: str, body: dict[str, Any]) -> Given:
 def resolve(spec: CampaignSpec, settings: Settings = DEFAULT_SETTINGS) -> Campaign:
     """Load the dataset and check that every task exists, can be graded and has a sound verifier."""
     dataset = _load_dataset(spec, settings)
-    if spec.tasks is None:
-        tasks = dataset.tasks
-    else:
-        known = {t.id: t for t in dataset.tasks}
-        for position, task_id in enumerate(spec.tasks):
-            if task_id not in known:
-                spec.fail(["tasks", position], f"dataset {dataset.name} ({dataset.path}) has no "
-                          f"task {task_id!r}; its tasks: {', '.join(known)}")
-        tasks = tuple(known[t] for t in spec.tasks)
+    listed = _expand_tasks(spec, dataset)
+    tasks = tuple(task for task, _ in listed.values())
     verifiers: dict[str, hidden.HiddenVerifier] = {}
-    for position, task in enumerate(tasks):
-        where: list[PathPart] = ["tasks"] if spec.tasks is None else ["tasks", position]
+    for task, where in listed.values():
         _require_checks(spec, task, where)
         verifier = _verifier(spec, dataset, task)
         if verifier is not None:
@@ -225,6 +239,31 @@ def resolve(spec: CampaignSpec, settings: Settings = DEFAULT_SETTINGS) -> Campai
         spec.fail(["tasks"], "the tasks name no fixtures; list the set to reset to under fixtures")
     return Campaign(spec=spec, dataset=dataset, tasks=tuple(tasks), fixtures=fixtures,
                     verifiers=verifiers)
+
+
+def _expand_tasks(spec: CampaignSpec, dataset: Dataset) -> dict[str, tuple[Task, list[PathPart]]]:
+    """The tasks in the order the spec lists them, each with where the spec names it: an id, or
+    a glob (``*``, ``?``, ``[...]``; fnmatch, case-sensitive) that expands to its matches in
+    dataset order. A task two entries name is taken once, where it is named first; an id or a
+    glob that names nothing is refused at its position."""
+    if spec.tasks is None:
+        return {task.id: (task, ["tasks"]) for task in dataset.tasks}
+    known = {t.id: t for t in dataset.tasks}
+    listed: dict[str, tuple[Task, list[PathPart]]] = {}
+    for position, entry in enumerate(spec.tasks):
+        glob = bool(_GLOB.search(entry))
+        matched = ([task for name, task in known.items() if fnmatch.fnmatchcase(name, entry)]
+                   if glob else [known[entry]] if entry in known else [])
+        if not matched:
+            spec.fail(["tasks", position], f"dataset {dataset.name} ({dataset.path}) has no "
+                      f"task {'matching the glob ' if glob else ''}{entry!r}; its tasks: "
+                      f"{', '.join(known)}")
+        for task in matched:
+            listed.setdefault(task.id, (task, ["tasks", position]))
+    return listed
+
+
+_GLOB = re.compile(r"[*?\[]")
 
 
 def _load_dataset(spec: CampaignSpec, settings: Settings) -> Dataset:

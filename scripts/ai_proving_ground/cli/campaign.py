@@ -1,4 +1,4 @@
-"""``apg campaign run SPEC [--out DIR] [--jobs N] [--executor NAME] [--dry-run]`` and ``report DIR``.
+"""``apg campaign run SPEC [--out DIR] [--jobs N] [--executor NAME] [--dry-run [--json]]``, ``report``.
 
 ``run`` expands the spec's matrix (task x arm x agent x model x repeat), shuffles it with the
 spec's seed and runs every attempt on one cloned bed per job: verify, reset, the arm's setup,
@@ -6,8 +6,9 @@ the agent, verify, the model's diff, grade, the hidden verifier. It prints the c
 directory on stdout (``--out``, else under ``$XDG_DATA_HOME/ai-proving-ground/campaigns/``);
 each attempt's record is ``runs/<order>/attempt.json``. Progress goes to stderr: a live display on
 a terminal, plain lines elsewhere or with ``NO_COLOR``. The beds (``--beds``, else a new
-temporary folder) are named at the start and removed at the end unless ``--keep-beds``. ``--dry-run``
-prints the ordered plan as JSON lines and touches nothing. The spec's format is
+temporary folder) are named at the start and removed at the end unless ``--keep-beds``.
+``--dry-run`` makes every check the run makes, then prints what each attempt would get
+(``--json``: as JSON lines) and writes nothing. The spec's format is
 ``scripts/ai_proving_ground/schemas/campaign.schema.json``; ``campaigns/example.yml`` is a
 smoke campaign. After the matrix, report.json and report.txt are written beside the records.
 
@@ -54,7 +55,8 @@ def build_parser() -> ArgumentParser:
                                 parser_class=ArgumentParser)
     run_parser = sub.add_parser("run", help="run a campaign spec",
                                 description="run every attempt of a campaign spec")
-    run_parser.add_argument("spec", metavar="SPEC", help="the campaign spec (YAML)")
+    run_parser.add_argument("spec", metavar="SPEC", help="the campaign spec: a YAML path, or the "
+                            "name of a shipped campaign (example: campaigns/example.yml)")
     run_parser.add_argument("--out", help="the campaign directory (new or empty; default "
                             "$XDG_DATA_HOME/ai-proving-ground/campaigns/<name>-<UTC time>, "
                             "~/.local/share without XDG_DATA_HOME)")
@@ -69,7 +71,11 @@ def build_parser() -> ArgumentParser:
                             help="what runs the attempts (default: the spec's executor, else "
                             "local: one thread per job here)")
     run_parser.add_argument("--dry-run", action="store_true",
-                            help="print the ordered plan as JSON lines and exit")
+                            help="check the spec as the run would, print what each attempt would "
+                            "get (setup steps, adapter command, environment, skills, "
+                            "instructions) in start order and exit; nothing is written")
+    run_parser.add_argument("--json", action="store_true",
+                            help="with --dry-run: one JSON object per attempt, one per line")
     sub.add_parser("report", help="print a campaign directory's statistics", add_help=False)
     return parser
 
@@ -79,17 +85,20 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args_list[:1] == ["report"]:
         # The report owns its own options; everything after "report" is passed on.
         return campaign_report.main(args_list[1:])
-    args = build_parser().parse_args(args_list)
+    parser = build_parser()
+    args = parser.parse_args(args_list)
+    if args.json and not args.dry_run:  # the run's data on stdout is its directory, one line
+        parser.error("--json goes with --dry-run")
 
     def act() -> int:
         # Lazy for start-up time: only `apg campaign run` needs the runner and its progress.
-        from ai_proving_ground.campaigns import progress, runner
+        from ai_proving_ground.campaigns import progress, runner, spec
 
         settings = Settings.from_environ()
         options = runner.RunnerOptions(
-            spec_path=Path(args.spec), out=Path(args.out) if args.out else None, jobs=args.jobs,
+            spec_path=spec.find_spec(args.spec), out=Path(args.out) if args.out else None, jobs=args.jobs,
             dry_run=args.dry_run, beds=Path(args.beds) if args.beds else None,
-            executor=args.executor, keep_beds=args.keep_beds, settings=settings,
+            executor=args.executor, keep_beds=args.keep_beds, json=args.json, settings=settings,
             site_step=site_step, progress=progress.for_stream(report.stderr(), settings.no_color))
         result = runner.run_campaign(options)
         if result.report is not None and result.directory is not None:

@@ -111,7 +111,7 @@ class RunOutcome:
 
 
 @dataclass(frozen=True)
-class _Plan:
+class RunPlan:
     """Everything resolved before anything is written."""
 
     options: RunOptions
@@ -137,7 +137,7 @@ def new_run_id() -> str:
 
 def run_task(options: RunOptions) -> RunOutcome:
     """Resolve, preflight, run the adapter and record it; errors before the run dir raise."""
-    plan = _plan(options)
+    plan = plan_run(options)
     with _in_flight(options.approot, options.settings):
         run_dir = _make_run_dir(options.approot, options.settings)
         record = _initial_record(plan, run_dir)
@@ -159,7 +159,7 @@ def _in_flight(approot: Path, settings: Settings) -> contextlib.AbstractContextM
     return only_one(runs_dir(approot, settings).parent / IN_FLIGHT, "apg run", busy)
 
 
-def _plan(options: RunOptions) -> _Plan:
+def plan_run(options: RunOptions) -> RunPlan:
     settings = options.settings
     settings.log_limit_bytes  # noqa: B018  # a bad AI_PG_LOG_LIMIT refuses before anything is written
     dataset, task = resolve_task(options.task_id, options.dataset, options.approot, settings)
@@ -170,8 +170,8 @@ def _plan(options: RunOptions) -> _Plan:
     # into a cut network, or refused (APG_RUN_NET_REFUSED) before anything is written.
     sandbox, backend = plan_sandbox(settings, options.unshare_net, adapter,
                                     {**os.environ, **options.extra_env})
-    return _Plan(options=options, dataset=dataset, task=task, adapter=adapter, preflight=checked,
-                 ddev_project=ddev_project(options.approot), sandbox=sandbox, backend=backend)
+    return RunPlan(options=options, dataset=dataset, task=task, adapter=adapter, preflight=checked,
+                   ddev_project=ddev_project(options.approot), sandbox=sandbox, backend=backend)
 
 
 def check_extra_env(extra_env: Mapping[str, str], adapter: Adapter) -> None:
@@ -195,7 +195,7 @@ def _make_run_dir(approot: Path, settings: Settings) -> Path:
             return run_dir
 
 
-def _initial_record(plan: _Plan, run_dir: Path) -> dict[str, Any]:
+def _initial_record(plan: RunPlan, run_dir: Path) -> dict[str, Any]:
     dataset, approot = plan.dataset, plan.options.approot
     return {
         "run_id": run_dir.name,
@@ -231,7 +231,7 @@ def _finish(files: RunFiles, record: dict[str, Any], status: str, exit_code: int
     _write(files, record)
 
 
-def _refuse(plan: _Plan, files: RunFiles, record: dict[str, Any]) -> RunOutcome:
+def _refuse(plan: RunPlan, files: RunFiles, record: dict[str, Any]) -> RunOutcome:
     run_dir = files.run_dir
     record["transcripts"] = None  # nothing ran
     _finish(files, record, "refused", None)
@@ -242,7 +242,7 @@ def _refuse(plan: _Plan, files: RunFiles, record: dict[str, Any]) -> RunOutcome:
     return RunOutcome(record=record, run_dir=run_dir, exit_code=1)
 
 
-def _attempt(plan: _Plan, files: RunFiles, record: dict[str, Any]) -> RunOutcome:
+def _attempt(plan: RunPlan, files: RunFiles, record: dict[str, Any]) -> RunOutcome:
     run_dir = files.run_dir
     prompt_file = run_dir / PROMPT_FILE
     atomic_write_text(prompt_file, plan.task.prompt)
@@ -309,7 +309,7 @@ def _attempt(plan: _Plan, files: RunFiles, record: dict[str, Any]) -> RunOutcome
     return RunOutcome(record=record, run_dir=run_dir, exit_code=1)
 
 
-def adapter_environment(host: Mapping[str, str], plan: _Plan, run_dir: Path,
+def adapter_environment(host: Mapping[str, str], plan: RunPlan, run_dir: Path,
                         request_file: Path, prompt_file: Path) -> dict[str, str]:
     """Allow-listed host variables, declared ones, then the request (which wins)."""
     header = plan.adapter.header
@@ -349,7 +349,7 @@ class _Interrupted(KeyboardInterrupt):
         self.adapter_exit_code = adapter_exit_code
 
 
-def _spawn(plan: _Plan, run_dir: Path, env: dict[str, str],
+def _spawn(plan: RunPlan, run_dir: Path, env: dict[str, str],
            confinement: Confinement) -> int | None:
     """Run the adapter in its sandbox, teeing its output; None when it could not be started."""
     interactive = plan.adapter.header.interactive
