@@ -16,34 +16,45 @@ _SKIP_SUFFIXES = (".pyc", ".pyo")
 
 def sha256_file(path: Path | str) -> str:
     with open(path, "rb") as handle:
-        return hashlib.file_digest(handle, "sha256").hexdigest()
+        return hashlib.sha256(handle.read()).hexdigest()
 
 
 def _walk(root: Path) -> Iterator[tuple[str, str]]:
-    """(relative POSIX path, digest) for every judged file under ``root``; links are not followed.
+    """(relative POSIX path, digest) for every judged file under ``root``; links are not followed
+    (a linked file or folder is judged by its target text), unreadable folders are skipped.
 
-    os.walk on strings rather than pathlib: a fixture of 10,000 content files is walked on every
-    reset, and pathlib's per-path objects cost more than the hashing.
+    By hand with os.scandir, not pathlib or os.walk: a campaign fingerprints the grader package
+    (about 280 files) three times an attempt and a fixture of 10,000 content files is walked on
+    every reset. scandir's entries know their type without another lstat, and a whole read
+    hashes a small file faster than hashlib.file_digest, which allocates a 256 KiB buffer per
+    file: 8 ms of CPU for the package became 4 ms (best of 40, interleaved).
     """
     if not root.is_dir():
         return
-    base = str(root)
-    for dirpath, dirnames, filenames in os.walk(base):
-        dirnames[:] = [d for d in dirnames if d not in _SKIP_DIRS]
-        relative_dir = os.path.relpath(dirpath, base).replace(os.sep, "/")
-        prefix = "" if relative_dir == "." else relative_dir + "/"
-        linked_dirs = [d for d in dirnames if os.path.islink(os.path.join(dirpath, d))]
-        for name in (*filenames, *linked_dirs):
-            if name.endswith(_SKIP_SUFFIXES):
-                continue
-            yield prefix + name, _entry(os.path.join(dirpath, name))
+    folders = [(str(root), "")]
+    while folders:
+        folder, prefix = folders.pop()
+        try:
+            with os.scandir(folder) as listing:
+                entries = list(listing)
+        except OSError:  # as os.walk does: a folder that cannot be listed adds nothing
+            continue
+        for entry in entries:
+            name = entry.name
+            if entry.is_dir(follow_symlinks=False):
+                if name not in _SKIP_DIRS:
+                    folders.append((entry.path, prefix + name + "/"))
+            # A link to a folder named like a skipped one is skipped too, as os.walk's pruned
+            # folder names had it.
+            elif not name.endswith(_SKIP_SUFFIXES) and not (name in _SKIP_DIRS and entry.is_dir()):
+                yield prefix + name, _entry(entry)
 
 
-def _entry(path: str) -> str:
+def _entry(entry: os.DirEntry[str]) -> str:
     # A symlink is judged by where it points, so retargeting one is a change.
-    if os.path.islink(path):
-        return "link:" + hashlib.sha256(os.readlink(path).encode()).hexdigest()
-    return sha256_file(path)
+    if entry.is_symlink():
+        return "link:" + hashlib.sha256(os.readlink(entry.path).encode()).hexdigest()
+    return sha256_file(entry.path)
 
 
 def judged_roots(approot: Path, fixture_set: FixtureSet) -> list[tuple[str, Path]]:
