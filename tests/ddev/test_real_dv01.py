@@ -51,39 +51,55 @@ def full_answer(own: dict[str, Any]) -> dict[str, Any]:
     return answer
 
 
-def _key(item: Any) -> str:
-    return json.dumps(item, sort_keys=True)
+EMPTY: tuple[Any, ...] = ([], {}, 0, False, None, "")
+
+
+def _asked(item: Any, captured: Any) -> bool:
+    """``item`` asks what ``captured`` asked: keys the capture predates are at their empty default."""
+    if not isinstance(item, dict) or not isinstance(captured, dict):
+        return bool(item == captured)
+    return (all(item.get(k) == v for k, v in captured.items())
+            and all(v in EMPTY for k, v in item.items() if k not in captured))
 
 
 def answer_for(request: dict[str, Any], answer: dict[str, Any]) -> dict[str, Any]:
     """The captured answer cut to ``request``, item by item; an item never asked is an error."""
     asked = SITE["request"]
 
-    def captured(kind: str, item: Any) -> None:
-        items = asked[kind] if isinstance(asked[kind], list) else []
-        if item not in items and not (item is True and asked[kind] is True):
-            pytest.fail(f"the driver now asks for {kind} {item!r}, which the real capture never asked; "
-                        f"recapture on a real site ({REAL / 'README.md'})")
+    def never_asked(kind: str, item: Any) -> None:
+        pytest.fail(f"the driver now asks for {kind} {item!r}, which the real capture never asked; "
+                    f"recapture on a real site ({REAL / 'README.md'})")
+
+    def position(kind: str, item: Any) -> int:
+        for index, captured in enumerate(asked.get(kind) or []):
+            if _asked(item, captured):
+                return index
+        never_asked(kind, item)
+        raise AssertionError  # not reached: pytest.fail raises
 
     out: dict[str, Any] = {}
+    for kind, value in request.items():
+        if kind not in asked and value not in EMPTY:
+            never_asked(kind, value)
     for flag in ("modules", "pending_updates", "versions"):
         if request[flag]:
-            captured(flag, True)
+            if asked[flag] is not True:
+                never_asked(flag, True)
             out[flag] = answer[flag]
     for name in request["config"]:
-        captured("config", name)
+        position("config", name)
     out["config"] = {n: answer["config"][n] for n in request["config"] if n in answer["config"]}
     for prefix in request["config_prefixes"]:
-        captured("config_prefixes", prefix)
+        position("config_prefixes", prefix)
     out["config_names"] = {p: answer["config_names"][p] for p in request["config_prefixes"]}
     for uuid in request["entities"]:
-        captured("entities", uuid)
+        position("entities", uuid)
     out["entities"] = {u: answer["entities"][u] for u in request["entities"] if u in answer["entities"]}
     for kind in ("counts", "views", "canvas", "pages"):
-        index = {_key(item): n for n, item in enumerate(asked[kind])}
-        for item in request[kind]:
-            captured(kind, item)
-        out[kind] = [answer[kind][index[_key(item)]] for item in request[kind]]
+        out[kind] = [answer[kind][position(kind, item)] for item in request[kind]]
+    for kind, value in request.items():
+        if kind not in asked:
+            out[kind] = [] if isinstance(value, list) else value
     return out
 
 
