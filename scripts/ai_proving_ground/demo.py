@@ -1,9 +1,13 @@
 """The main job end to end: an embedded bed provisioned and checked, then one task attempted by
-the oracle (the ceiling, scores 1) and by nop (the floor, scores 0), each graded from its run.
+the oracle (the ceiling, scores 1) and by nop (the floor, scores 0), each graded from its run,
+and last the shipped example campaign (``apg campaign run example``: four attempts, two jobs),
+whose report it points to.
 
 Run by ``make demo`` (``nox -s demo``). The bed lives in ``build/demo-bed`` unless a directory
-is given. A bed this demo made earlier is reused, so a second run shows provision's no-op;
-``--fresh`` replaces it. A directory the demo did not make is refused.
+is given, the campaign's records beside it in ``demo-campaign``. A bed this demo made earlier is
+reused, so a second run shows provision's no-op; ``--fresh`` replaces it. A campaign directory
+is replaced when it holds the demo's own campaign (its ``campaign.json`` names the example). A
+directory the demo did not make is refused.
 """
 
 from __future__ import annotations
@@ -16,6 +20,9 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from ai_proving_ground.bed import init_bed
+from ai_proving_ground.campaigns.records import CampaignFiles, read_campaign
+from ai_proving_ground.campaigns.spec import find_spec, load_spec
+from ai_proving_ground.cli import campaign as campaign_cli
 from ai_proving_ground.cli import doctor as doctor_cli
 from ai_proving_ground.cli import provision as provision_cli
 from ai_proving_ground.cli import reset as reset_cli
@@ -30,6 +37,7 @@ from ai_proving_ground.tasks.run import RunOptions, run_task
 from ai_proving_ground.tasks.site_access import apg_command
 
 DEMO_MARKER = ".apg-demo-bed"
+DEMO_CAMPAIGN = "example"  # shipped: campaigns/example.yml
 
 
 def _prepare(target: Path, fresh: bool) -> bool:
@@ -76,6 +84,24 @@ def _attempt_and_grade(target: Path, agent: str, expected: float, settings: Sett
     return 0
 
 
+def _campaign(records: Path) -> int:
+    """The shipped example campaign into ``records``, replacing the demo's previous one."""
+    if records.exists():
+        try:
+            made = read_campaign(CampaignFiles(records)).name
+        except ApgError:  # not a campaign directory, or not one of ours
+            made = None
+        if made != load_spec(find_spec(DEMO_CAMPAIGN)).name:
+            raise ApgError("APG_DEMO_REFUSED", f"{records} exists and holds no demo campaign; "
+                           "remove it or pass another bed directory")
+        shutil.rmtree(records)
+    _section(f"apg campaign run {DEMO_CAMPAIGN} --out {records}")
+    sys.stdout.flush()
+    code = campaign_cli.main(["run", DEMO_CAMPAIGN, "--out", str(records)])
+    sys.stderr.flush()
+    return code
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m ai_proving_ground.demo", description=__doc__)
     parser.add_argument("directory", nargs="?", default="build/demo-bed")
@@ -107,10 +133,17 @@ def main(argv: Sequence[str] | None = None) -> int:
             code = _attempt_and_grade(target, agent, expected, Settings.from_environ())
             if code != 0:
                 return code
+        records = target.with_name("demo-campaign")
+        code = _campaign(records)
+        if code != 0:
+            return code
         # By its path: a bare `apg` found on the demo's PATH says nothing of the user's shell
         # (nox puts its venv first on the PATH of what it runs, and nowhere else).
-        hint = shlex.join([*apg_command(), "site", "--approot", str(target), "config:list", "node."])
-        print(f"\nThe bed is at {target}; try `{hint}`")
+        apg = apg_command()
+        hint = shlex.join([*apg, "site", "--approot", str(target), "config:list", "node."])
+        print(f"\nThe campaign's report is {records / 'report.txt'} "
+              f"(`{shlex.join([*apg, 'campaign', 'report', str(records)])}`)")
+        print(f"The bed is at {target}; try `{hint}`")
         return 0
 
     return run(act)

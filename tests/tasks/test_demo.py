@@ -7,6 +7,7 @@ project's schema, the official 0.2.2 one and, in the eee nox session, the publis
 from __future__ import annotations
 
 import json
+import shutil
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -25,7 +26,15 @@ def test_the_demo_stores_one_passing_and_one_failing_envelope(
         check_envelope_schemas: Callable[[Any], None]) -> None:
     bed = tmp_path / "demo-bed"
     assert demo.main([str(bed)]) == 0
-    assert "oracle: score 1.0" in capsys.readouterr().out
+    out = capsys.readouterr().out
+    assert "oracle: score 1.0" in out
+    # It ends with the shipped example campaign and says where its report is.
+    records = tmp_path / "demo-campaign"
+    said = out.splitlines()
+    assert said[-2].startswith(f"The campaign's report is {records / 'report.txt'} (`")
+    assert said[-1].startswith(f"The bed is at {bed}; try `")
+    assert (records / "report.txt").read_text("utf-8").startswith(
+        "Campaign smoke (seed 20260101): 4 planned: 2 pass, 2 fail, ")
     stored = sorted(results_dir(bed).glob("*.json"))
     envelopes = [json.loads(path.read_text(encoding="utf-8")) for path in stored]
     verdicts = sorted(e["evaluation_results"][0]["score_details"]["details"]["verdict"]
@@ -67,3 +76,19 @@ def test_the_demos_envelopes_export_merge_ready(
                              "--schema", "0.3.0"]) == 0
     for path in newer.glob("data/*/*/*/*.json"):
         assert json.loads(path.read_text(encoding="utf-8"))["schema_version"] == "0.3.0"
+
+
+def test_a_second_demo_replaces_its_campaign_and_refuses_a_folder_it_did_not_make(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    bed, records = tmp_path / "demo-bed", tmp_path / "demo-campaign"
+    assert demo.main([str(bed)]) == 0
+    first = (records / "campaign.json").read_text("utf-8")
+    assert demo.main([str(bed)]) == 0  # the bed reused, the campaign run afresh
+    assert (records / "campaign.json").read_text("utf-8") != first
+    shutil.rmtree(records)
+    records.mkdir()
+    (records / "mine.txt").write_text("the operator's", encoding="utf-8")
+    capsys.readouterr()
+    assert demo.main([str(bed)]) == 1
+    assert f"APG_DEMO_REFUSED {records} exists and holds no demo campaign" in capsys.readouterr().err
+    assert [p.name for p in records.iterdir()] == ["mine.txt"]
