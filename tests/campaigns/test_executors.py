@@ -131,6 +131,9 @@ def test_an_interrupt_reaches_the_executor_as_a_cancel(
     assert calls == [("open", [0]), ("submit", 0, 0), ("collect", [0]), ("cancel",),
                      ("collect", [0]), ("collect", []), ("close",)]
     assert [r["order"] for r in attempts(out)] == [0]
+    # Interrupted or not, the beds go at the end and the line says so.
+    assert f"APG_CAMPAIGN_BEDS_REMOVED {tmp_path / 'beds'}" in result.err.splitlines()
+    assert not (tmp_path / "beds").exists()
 
 
 def test_the_local_executor_cancel_stops_the_running_agent(

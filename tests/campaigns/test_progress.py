@@ -117,10 +117,13 @@ class Terminal(io.StringIO):
         return True
 
 
-def test_the_edge_draws_only_on_a_terminal_without_no_color() -> None:
+def test_the_edge_draws_only_on_a_terminal_without_no_color(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("TERM", "xterm-256color")
     assert isinstance(for_stream(io.StringIO(), no_color=False), PlainProgress)
     assert isinstance(for_stream(Terminal(), no_color=True), PlainProgress)
     assert isinstance(for_stream(Terminal(), no_color=False), LiveProgress)
+    monkeypatch.setenv("TERM", "dumb")  # no cursor to move: lines
+    assert isinstance(for_stream(Terminal(), no_color=False), PlainProgress)
 
 
 def test_settings_read_no_color_and_the_data_directory() -> None:
@@ -196,3 +199,19 @@ def test_without_a_data_directory_the_campaign_asks_for_out(
     result = apg("campaign", "run", str(spec))
     assert (result.rc, result.out) == (2, "")
     assert result.err.startswith("APG_USAGE neither XDG_DATA_HOME nor HOME is set")
+
+
+def test_kept_beds_are_said_kept_at_the_start_and_the_end(apg: Any, tmp_path: Path,
+                                                         template: Path) -> None:
+    spec = write_spec(tmp_path / "spec.yml", {
+        "name": "keep", "dataset": "build_tasks", "tasks": ["dv01_view_build"],
+        "arms": {"a": {}, "b": {}}, "agents": ["nop"], "repeats": 1, "seed": 2, "jobs": 1,
+        "bed": str(template)})
+    beds = tmp_path / "new" / "beds"  # made by the runner, kept whole
+    result = apg("campaign", "run", str(spec), "--out", str(tmp_path / "out"), "--beds",
+                 str(beds), "--keep-beds")
+    assert result.rc == 0, result.err
+    lines = result.err.splitlines()
+    assert lines[0] == f"APG_CAMPAIGN_BEDS {beds}: one bed per job, kept at the end (--keep-beds)"
+    assert f"APG_CAMPAIGN_BEDS {beds}: kept (--keep-beds); remove it when done" in lines
+    assert (beds / "job-0" / "db" / "site.sqlite").is_file()

@@ -218,10 +218,12 @@ class LiveProgress:
 
 
 def for_stream(stream: TextIO, no_color: bool) -> Progress:
-    """The live display on a terminal, plain lines elsewhere and whenever ``NO_COLOR`` is set
-    (https://no-color.org: set and not empty)."""
+    """The live display on a terminal that can redraw, plain lines elsewhere (a pipe, a file,
+    ``TERM=dumb``) and whenever ``NO_COLOR`` is set (https://no-color.org: set and not empty)."""
     if no_color or not stream.isatty():
         return PlainProgress()
     from rich.console import Console  # for start-up time: only a terminal needs it
 
-    return LiveProgress(Console(file=stream))
+    console = Console(file=stream)
+    # A dumb terminal cannot move the cursor: rich would draw only the last frame.
+    return LiveProgress(console) if console.is_interactive else PlainProgress()
