@@ -160,3 +160,18 @@ def test_the_dry_run_refuses_an_output_directory_the_run_would_refuse(
 def test_json_without_a_dry_run_is_usage(apg: Any, tmp_path: Path) -> None:
     result = apg("campaign", "run", str(write_spec(tmp_path / "spec.yml", body())), "--json")
     assert result.rc == 2 and "APG_USAGE apg campaign: --json goes with --dry-run" in result.err
+
+
+def test_on_a_bed_the_spec_names_the_whole_confined_command_is_shown(
+        apg: Any, tmp_path: Path, template: Path) -> None:
+    spec = write_spec(tmp_path / "spec.yml", {**body(), "agents": ["exit3"], "bed": str(template)})
+    result = apg("campaign", "run", str(spec), "--dry-run", "--json")
+    assert result.rc == 0, result.err
+    entry = json.loads(result.out.splitlines()[0])
+    assert entry["command"] == ["<bed>/.ddev/agents/exit3"]  # the bed's own adapter
+    confined = entry["confined"]
+    # bubblewrap's line as apg run builds it: the bed writable, the run's HOME its own.
+    assert Path(confined[0]).name == "bwrap" and confined[-1] == "<bed>/.ddev/agents/exit3"
+    binds = {tuple(confined[i:i + 3]) for i, arg in enumerate(confined) if arg == "--bind"}
+    assert {("--bind", "<bed>", "<bed>"), ("--bind", "<run>/home", "<run>/home")} <= binds
+    assert str(template) not in result.out  # every path of the bed is a placeholder

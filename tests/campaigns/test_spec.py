@@ -214,7 +214,7 @@ def test_dry_run_prints_the_ordered_plan(tmp_path: Path, apg: Any) -> None:
     # What each would get beside it (tests/campaigns/test_dry_run.py).
     assert set(lines[0]) == {"index", "order", "task_id", "arm", "agent", "model", "repeat",
                              "setup", "given", "timeout_s", "cwd", "command", "adapter",
-                             "sandbox", "env", "installs", "refused"}
+                             "sandbox", "confined", "env", "installs", "refused"}
     assert list(tmp_path.iterdir()) == [path]  # nothing written
 
 

@@ -11,7 +11,9 @@ in a scratch run directory that is removed afterwards, installing the arm's skil
 instructions there as a real run would (their hashes checked again). What it shows:
 
 * ``command``: the adapter's program, run with no arguments in the job's bed (``cwd``) under
-  ``sandbox`` (the backend that works here); ``timeout_s``;
+  ``sandbox`` (the backend that works here); ``confined``: that command inside its sandbox, the
+  whole line as ``apg run`` builds it (:func:`tasks.sandboxing.confine_adapter`), when the spec
+  names its bed (a template the runner is yet to make has no binds to plan: null); ``timeout_s``;
 * ``env``: every variable the adapter gets, with ``<bed>`` for the job's bed and ``<run>`` for the
   attempt's run directory; a value the adapter's ``## Env:`` header takes from the host is shown
   as ``(from the host)``, never printed;
@@ -25,6 +27,7 @@ Repeats of one cell get the same entry; the text form prints it once and names t
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import shlex
@@ -32,6 +35,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+from ai_proving_ground import report
 from ai_proving_ground.arms.given import ARM_RECORD
 from ai_proving_ground.campaigns.spec import Attempt, Campaign
 from ai_proving_ground.errors import ApgError
@@ -40,9 +44,11 @@ from ai_proving_ground.tasks.request import PROMPT_FILE, REQUEST_FILE
 from ai_proving_ground.tasks.run import (
     ALLOWED_HOST_VARIABLES,
     RunOptions,
+    RunPlan,
     adapter_environment,
     plan_run,
 )
+from ai_proving_ground.tasks.sandboxing import confine_adapter
 
 BED, RUN, RUN_ID = "<bed>", "<run>", "<run id>"
 FROM_HOST = "(from the host)"
@@ -85,18 +91,31 @@ def _cell(campaign: Campaign, attempt: Attempt, bed: Path, settings: Settings,
         env = adapter_environment(os.environ, plan, run_dir, run_dir / REQUEST_FILE,
                                   run_dir / PROMPT_FILE)
     except ApgError as exc:
-        return {**entry, "env": None, "installs": [], "refused": f"{exc.token} {exc.message}"}
+        return {**entry, "env": None, "confined": None, "installs": [],
+                "refused": f"{exc.token} {exc.message}"}
     header = plan.adapter.header
     from_host = {name for name in header.env
                  if name not in arm.agent_env and name in os.environ and name in env
                  and env[name] == os.environ[name] and name not in ALLOWED_HOST_VARIABLES}
     entry["env"] = {name: FROM_HOST if name in from_host else _placeholders(env[name], bed, run_dir)
                     for name in sorted(env)}
+    entry["confined"] = _confined(plan, bed, run_dir, env)
     entry["installs"] = sorted(_placeholders(str(p), bed, run_dir) for p in run_dir.rglob("*")
                                if p.is_file() and p.name != ARM_RECORD)
     entry["refused"] = (f"APG_RUN_CRED_REFUSED {plan.preflight.reason}"
                         if plan.preflight.refused else None)
     return entry
+
+
+def _confined(plan: RunPlan, bed: Path, run_dir: Path, env: dict[str, str]) -> list[str] | None:
+    """The whole command line, sandbox included, as ``apg run`` builds it; None while the bed is
+    yet to be made (the runner's own template: its binds cannot be planned before it exists)."""
+    if not bed.is_dir():
+        return None
+    with report.redirected(io.StringIO(), io.StringIO()):  # its notes are the real run's to say
+        confinement = confine_adapter(plan.backend, plan.sandbox, bed, run_dir, plan.adapter,
+                                      plan.dataset, plan.task, env, os.environ)
+    return [_placeholders(arg, bed, run_dir) for arg in confinement.wrap([str(plan.adapter.path)])]
 
 
 def _placeholders(value: str, bed: Path, run_dir: Path) -> str:
@@ -126,6 +145,8 @@ def text(entries: list[dict[str, Any]]) -> str:
         if entry["command"] is not None:
             lines.append(f"  command: {shlex.join(entry['command'])} (in {BED}, sandbox "
                          f"{entry['sandbox']}, timeout {entry['timeout_s'] or 'none'})")
+        if entry["confined"] is not None:
+            lines.append(f"  confined: {shlex.join(entry['confined'])}")
         lines += [f"  env: {name}={value}" for name, value in (entry["env"] or {}).items()]
         given = entry["given"] or {}
         lines += [f"  skill: {s['name']} sha256 {s['sha256']}" for s in given.get("skills", [])]
