@@ -1,7 +1,10 @@
-"""``apg task mutate TASK|--all [--dataset REF] [--json] [--threshold X] [--operator P]... [--record-score]``.
+"""``apg task mutate TASK|--all [--dataset REF] [--ddev-bed DIR] [--json] [--threshold X]
+[--operator P]... [--record-score]``.
 
-Proves a task's graders on the embedded site. On a fresh bed of the task's fixtures (a clone of
-a provisioned template, reset before every build) it grades nop (must fail), the reference
+Proves a task's graders on the embedded site, or with --ddev-bed on that DDEV bed (which must
+hold the task's fixture set's baseline: ``apg provision``; it is reset before every build and
+left reset). On a fresh bed of the task's fixtures (a clone of a provisioned template, reset
+before every build) it grades nop (must fail), the reference
 solution applied as the oracle applies it (must pass), and every wrong build derived from the
 reference by the named mutation operators (views, content, canvas, outside the task; see README
 "Proving a task"). A mutant whose executed behaviour equals the reference's (the same rows in the
@@ -13,12 +16,13 @@ Prints one line per build (``--json``: the report, schema mutation_report; a lis
 A task --all cannot prove (no checks, no reference) is named (APG_MUTATE_SKIPPED) and passed over.
 ``--record-score`` keeps each score for the task cards (the shipped dataset's in
 docs/tasks/mutation-scores.json, another's beside it); a score of some operators only
-(``--operator``) is not the task's and is never recorded.
+(``--operator``) is not the task's and is never recorded, nor is a DDEV bed's (the card's score
+is the embedded site's, which any machine can check again).
 
 Exit codes: 0 the reference passes, nop fails, no build errs and the score is at least the
 threshold (APG_MUTATE_OK), for every task proven; 1 otherwise (APG_MUTATE_FAILED;
 APG_MUTATE_REFERENCE_FAILED when the reference does not apply; APG_MUTATE_BED when no bed can
-be made); 2 usage (APG_USAGE, unknown
+be made, APG_RESET_NO_BASELINE when the DDEV bed holds no baseline of the set); 2 usage (APG_USAGE, unknown
 task, bad dataset, a task with no checks or no reference: APG_MUTATE_UNPROVABLE).
 """
 
@@ -31,7 +35,7 @@ import sys
 from collections.abc import Sequence
 
 from ai_proving_ground import proc, report
-from ai_proving_ground.cli.common import ArgumentParser, run
+from ai_proving_ground.cli.common import ArgumentParser, resolve_bed, run
 from ai_proving_ground.errors import ApgError
 from ai_proving_ground.mutation.result import DEFAULT_THRESHOLD, UNPROVABLE, MutationReport
 from ai_proving_ground.settings import Settings, resolve_approot
@@ -60,6 +64,8 @@ def build_parser() -> ArgumentParser:
                         "else build_tasks)")
     parser.add_argument("--approot", help="the project whose fixtures the task names (its "
                         "AI_PG_FIXTURE_PATH entries and recipes/; default: $AI_PG_APPROOT, else .)")
+    parser.add_argument("--ddev-bed", metavar="DIR", help="a provisioned DDEV bed to prove the "
+                        "task on instead of an embedded bed of its own")
     parser.add_argument("--json", action="store_true", help="print the report as JSON")
     parser.add_argument("--threshold", type=fraction, default=DEFAULT_THRESHOLD,
                         help=f"the lowest passing score (default {DEFAULT_THRESHOLD})")
@@ -77,6 +83,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.error("name one TASK, or pass --all")
     if args.record_score and args.operator:
         parser.error("--record-score keeps a task's whole score; drop --operator")
+    if args.record_score and args.ddev_bed:
+        parser.error("--record-score keeps the embedded site's score for the card; drop --ddev-bed")
 
     def act() -> int:
         # Lazy for start-up time: the runner imports the sites, grading and the beds.
@@ -84,6 +92,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
         settings = Settings.from_environ()
         project = resolve_approot(args.approot, settings)
+        ddev = resolve_bed(args.ddev_bed, settings) if args.ddev_bed else None
         dataset = load_dataset(resolve_dataset_path(args.dataset, project, settings))
         ids = [t.id for t in dataset.tasks] if args.all else [args.task_id]
         reports = []
@@ -93,7 +102,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                                              approot=project, settings=settings,
                                              env=proc.child_env(os.environ),
                                              threshold=args.threshold,
-                                             operators=tuple(args.operator)))
+                                             operators=tuple(args.operator),
+                                             ddev_bed=ddev))
             except ApgError as exc:
                 if not (args.all and exc.token == UNPROVABLE):
                     raise

@@ -47,6 +47,7 @@ class MutationReport(FieldsRecord):
     reference: BuildResult
     nop: BuildResult
     mutants: list[BuildResult]
+    bed: str = "embedded"  # the kind of bed every build was graded on: embedded or ddev
 
     def count(self, status: str) -> int:
         return sum(1 for m in self.mutants if m.status == status)
@@ -79,7 +80,8 @@ class MutationReport(FieldsRecord):
                    dataset_sha256=data["dataset_sha256"], task_sha256=data["task_sha256"],
                    threshold=data["threshold"], reference=BuildResult(**data["reference"]),
                    nop=BuildResult(**data["nop"]),
-                   mutants=[BuildResult(**m) for m in data["mutants"]])
+                   mutants=[BuildResult(**m) for m in data["mutants"]],
+                   bed=data.get("bed", "embedded"))
 
     def lines(self) -> list[str]:
         """The report for people: one line per build, then the score."""
@@ -89,7 +91,7 @@ class MutationReport(FieldsRecord):
             f"{self.score:.3f} ({self.count('killed')}/{counted} killed)"
         out.append(f"score {score}; {self.count('equivalent')} equivalent, "
                    f"{self.count('stillborn')} stillborn, {self.count('error')} error(s); "
-                   f"threshold {self.threshold:g}")
+                   f"threshold {self.threshold:g}; on the {self.bed} site")
         return out
 
 

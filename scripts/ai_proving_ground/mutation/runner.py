@@ -9,6 +9,9 @@
    (:mod:`.behaviour`: equal is ``equivalent``) and graded as ``apg grade`` grades (public checks
    and the hidden verifier);
 5. the reference graded (it must pass).
+
+The bed is an embedded one of our own, or the operator's provisioned DDEV bed
+(``MutateOptions.ddev_bed``, :mod:`.ddev_bed`): the same steps through its driver, the same report.
 """
 
 from __future__ import annotations
@@ -22,7 +25,7 @@ from pathlib import Path
 
 from ai_proving_ground import report
 from ai_proving_ground.errors import ApgError
-from ai_proving_ground.mutation.beds import ProvingBed, bed_settings
+from ai_proving_ground.mutation.beds import Bed, ProvingBed, bed_settings, ddev_bed_settings
 from ai_proving_ground.mutation.behaviour import PAGE, Behaviour, behaviour, served_paths
 from ai_proving_ground.mutation.registry import Context, Mutant, derive
 from ai_proving_ground.mutation.result import (
@@ -31,7 +34,6 @@ from ai_proving_ground.mutation.result import (
     BuildResult,
     MutationReport,
 )
-from ai_proving_ground.mutation.state import apply_writes, read_site
 from ai_proving_ground.mutation.views_ops import VIEW_PREFIX
 from ai_proving_ground.settings import Settings
 from ai_proving_ground.tasks.dataset import Dataset, Task, resolve_task
@@ -49,6 +51,7 @@ class MutateOptions:
     env: Mapping[str, str]  # the oracle's steps' environment (the edge's, child-safe)
     threshold: float = DEFAULT_THRESHOLD
     operators: tuple[str, ...] = ()  # operator name prefixes to derive; empty: every operator
+    ddev_bed: Path | None = None  # a provisioned DDEV bed to prove on instead of an embedded one
 
 
 def provable(task_id: str, dataset: str | None, approot: Path,
@@ -74,17 +77,17 @@ def mutate(options: MutateOptions) -> MutationReport:
 
 def _mutate(options: MutateOptions, dataset: Dataset, task: Task) -> MutationReport:
     with tempfile.TemporaryDirectory(prefix="apg-mutate-") as scratch:
-        settings = bed_settings(options.settings, dataset.path, task.fixtures, options.approot)
-        bed = ProvingBed.make(Path(scratch), task.fixtures, settings)
-        judge = Judge(dataset, task, bed, settings)
-        baseline = read_site(bed.fresh())
+        bed = _bed(options, dataset, task, Path(scratch))
+        judge = Judge(dataset, task, bed, bed.settings)
+        bed.fresh()
+        baseline = bed.read()
         nop = judge.build("nop", "nop", "nothing done (the nop adapter)", "nop")
         bed.fresh()
         failure = bed.apply_steps(task.reference_steps, options.env)
         if failure is not None:
             raise ApgError("APG_MUTATE_REFERENCE_FAILED", f"task {task.id}'s reference solution "
                            f"does not apply on a fresh bed: {failure}")
-        state = read_site(bed.site)
+        state = bed.read()
         changed = (*state.changed_config(baseline), *state.changed_entities(baseline))
         served = frozenset(served_paths({n: state.config.get(n) for n in changed},
                                         {u: state.entities.get(u) for u in changed}))
@@ -105,7 +108,18 @@ def _mutate(options: MutateOptions, dataset: Dataset, task: Task) -> MutationRep
         results = [judge.mutant(mutant, dump, changed, served, expected) for mutant in mutants]
     return MutationReport(task_id=task.id, dataset=dataset.name, dataset_sha256=dataset.sha256,
                           task_sha256=task.sha256, threshold=options.threshold,
-                          reference=reference, nop=nop, mutants=results)
+                          reference=reference, nop=nop, mutants=results, bed=bed.kind)
+
+
+def _bed(options: MutateOptions, dataset: Dataset, task: Task, scratch: Path) -> Bed:
+    if options.ddev_bed is not None:
+        # Lazy for start-up time: the DDEV bed imports the ddev driver.
+        from ai_proving_ground.mutation.ddev_bed import DdevBed
+
+        return DdevBed.make(options.ddev_bed, task.fixtures, ddev_bed_settings(
+            options.settings, dataset.path, task.fixtures, options.approot))
+    settings = bed_settings(options.settings, dataset.path, task.fixtures, options.approot)
+    return ProvingBed.make(scratch, task.fixtures, settings)
 
 
 def _paths(mutant: Mutant) -> set[str]:
@@ -126,7 +140,7 @@ class Judge:
 
     dataset: Dataset
     task: Task
-    bed: ProvingBed
+    bed: Bed
     settings: Settings
 
     def verdict(self) -> tuple[str | None, list[str], str]:
@@ -158,12 +172,12 @@ class Judge:
         base = BuildResult(name=mutant.name, operator=mutant.operator,
                            description=mutant.description, status="error")
         try:
-            apply_writes(site, mutant.writes)
+            self.bed.write(mutant.writes)
         except ApgError as exc:  # the site refuses it, as it would refuse an agent's write
             return dataclasses.replace(base, status="stillborn", message=str(exc))
         names = {*changed, *mutant.writes.names()}
         paths = served | _paths(mutant)
-        found = behaviour(site, read_site(site), names, paths)
+        found = behaviour(site, self.bed.read_names(names), names, paths)
         same = found == {key: expected.get(key) for key in [*names, *(PAGE + p for p in paths)]}
         verdict, failed, message = self.verdict()
         if verdict is None:

@@ -19,7 +19,7 @@ from pathlib import Path
 from ai_proving_ground import report
 from ai_proving_ground.baselines.reset import reset
 from ai_proving_ground.errors import ApgError
-from ai_proving_ground.mutation.beds import ProvingBed, bed_settings
+from ai_proving_ground.mutation.beds import ProvingBed, bed_settings, ddev_bed_settings
 from ai_proving_ground.settings import Settings
 from ai_proving_ground.sites.base import driver_for
 from ai_proving_ground.tasks.dataset import Dataset, Task, resolve_task
@@ -58,9 +58,7 @@ def verify(task_id: str, dataset_ref: str | None, approot: Path, settings: Setti
             bed = ProvingBed.make(Path(scratch), task.fixtures, bed_opts)
         verdicts.append(_on_bed("embedded", bed.path, dataset, task, bed_opts))
     if ddev_bed is not None:
-        ddev_opts = dataclasses.replace(bed_settings(settings, dataset.path, task.fixtures,
-                                                     approot),
-                                        baseline_dir=settings.baseline_dir)
+        ddev_opts = ddev_bed_settings(settings, dataset.path, task.fixtures, approot)
         verdicts.append(_on_bed("ddev", ddev_bed, dataset, task, ddev_opts))
     return verdicts
 
