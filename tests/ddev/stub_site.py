@@ -140,6 +140,25 @@ class Site:
         self.save()
         return capture("config-set-view-yaml")["stdout"], "", 0
 
+    def drush_config_delete(self, args: list[str]) -> tuple[str, str, int]:
+        (name,) = [a for a in args if not a.startswith("-")][:1]
+        if self.state["config"].pop(name, None) is None:
+            stdout, _stderr, code = self.golden_answer("config-delete-missing")
+            return stdout, f" [error]  Config {name} does not exist \n", code
+        self.save()
+        return self.golden_answer("config-delete")
+
+    def drush_entity_delete(self, args: list[str]) -> tuple[str, str, int]:
+        """``drush entity:delete TYPE IDS`` (no capture: its success line as Drush 13 words it)."""
+        entity_type, ids = [a for a in args if not a.startswith("-")][:2]
+        wanted = set(ids.split(","))
+        doomed = [u for u, e in self.state["entities"].items()
+                  if e["entity_type"] == entity_type and str(e["id"]) in wanted]
+        for uuid in doomed:
+            del self.state["entities"][uuid]
+        self.save()
+        return "", f" [success] Deleted {entity_type} entity Ids: {ids}\n", 0
+
     def drush_sql_dump(self, args: list[str]) -> tuple[str, str, int]:
         (target,) = [a.split("=", 1)[1] for a in args if a.startswith("--result-file=")]
         data = json.dumps(self.state).encode()

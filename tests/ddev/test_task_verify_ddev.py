@@ -1,6 +1,8 @@
 """``apg task verify --ddev-bed``: the reference through the oracle, the checks and the hidden
 verifier on a fresh embedded bed and on a DDEV bed (here the stub ``ddev``, answering from its
-site model), each with its own verdict and token."""
+site model, which executes a stored view with the embedded Views engine), each with its own
+verdict and token. nf01's hidden verifier applies its recipes through ``apg drush recipe``: the
+one filing a notice as Security must apply, the one leaving a notice uncategorised must fail."""
 
 from __future__ import annotations
 
@@ -10,25 +12,28 @@ from pathlib import Path
 
 import pytest
 from ddev_stub import Cli, Stub
-from test_ddev_end_to_end import BILLING, change_site, provision
+from test_ddev_end_to_end import provision
 
 from ai_proving_ground.cli import task as task_cli
 
 pytestmark = pytest.mark.skipif(shutil.which("php") is None, reason="php not found: apt-get install php-cli")
 
 
-@pytest.mark.parametrize("task_id", ["dv01_view_build", "cv01_footer_heading"])
+FIXTURES = {"dv01_view_build": ["kb_docs"], "cv01_footer_heading": ["kb_docs", "canvas_home"],
+            "nf01_fix_category_field": ["kb_notices"]}
+
+
+@pytest.mark.parametrize("task_id", sorted(FIXTURES))
 def test_the_reference_verifies_on_both_beds(bed: Path, stub: Stub, cli: Cli, task_id: str) -> None:
-    fixtures = ["kb_docs"] if task_id.startswith("dv") else ["kb_docs", "canvas_home"]
-    provision(cli, bed, *fixtures)
-    # What Drupal's Views lists for the reference's view (the stub does not execute views).
-    change_site(bed, lambda s: s.setdefault("views", {}).update({"kb_billing/page_1": BILLING}))
+    provision(cli, bed, *FIXTURES[task_id])
     rc, out, err = cli(task_cli.main, "verify", task_id, "--ddev-bed", str(bed), "--json")
     assert rc == 0, out + err
     embedded, ddev = json.loads(out)
     assert (embedded["bed"], embedded["passed"]) == ("embedded", True)
     assert (ddev["bed"], ddev["approot"], ddev["passed"], ddev["run_status"]) == \
         ("ddev", str(bed), True, "attempted")
+    hidden = "pass" if task_id == "nf01_fix_category_field" else "absent"
+    assert (embedded["hidden_verifier"], ddev["hidden_verifier"]) == (hidden, hidden)
     assert f"APG_TASK_VERIFY_PASS {task_id} on embedded" in err
     assert f"APG_TASK_VERIFY_PASS {task_id} on ddev {bed}" in err
     # The oracle's steps reached drush in the web container.

@@ -15,9 +15,11 @@ behaviour equals the reference's on every object either touches is equivalent, n
 A tree is compared as a visitor gets it: nested by parent and slot, in order, without UUIDs
 (a component saved anew under another UUID renders the same).
 
-A view runs as a first visit runs it: no exposed input, no contextual argument. A build that
-drops an exposed filter, or breaks a contextual filter, then lists what the reference lists and
-reads as equivalent; its verdict, kept in the report, shows whether a check notices.
+A view runs as a first visit runs it (no exposed input, no contextual argument) and then once
+per input :mod:`.inputs` chose for it (each exposed filter given a value that selects a subset
+and one that selects nothing, its contextual filters given an argument, the inputs a task's
+checks give): a build that changes an exposed filter's operator or a contextual filter's default
+lists what the reference lists on a first visit, but not under every input.
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from ai_proving_ground.mutation.canvas_ops import PAGE_TREE, REGION_PREFIX, REGION_TREE
+from ai_proving_ground.mutation.inputs import Inputs
 from ai_proving_ground.mutation.state import EntityState, SiteState
 from ai_proving_ground.mutation.views_ops import VIEW_PREFIX
 from ai_proving_ground.sites.base import PageQuery, SiteDriver, StateAnswer, StateQuery, ViewQuery
@@ -55,20 +58,25 @@ def served_paths(config: Mapping[str, Any], entities: Mapping[str, EntityState |
 
 
 def behaviour(site: SiteDriver, state: SiteState, names: Iterable[str],
-              paths: Iterable[str] = ()) -> Behaviour:
+              paths: Iterable[str] = (), inputs: Inputs | None = None) -> Behaviour:
     """The behaviour of each named config object or entity UUID, and of each path, in one
-    driver round trip."""
+    driver round trip; a view's displays also under each of its ``inputs``."""
     names = sorted(set(names))
-    queries = [ViewQuery(n.removeprefix(VIEW_PREFIX), display)
-               for n in names if n.startswith(VIEW_PREFIX) and isinstance(state.config.get(n), dict)
-               for display in sorted(state.config[n].get("display") or {})]
+    inputs = inputs or {}
+    labelled = [(n, display, input_.label if input_ else "",
+                 ViewQuery(n.removeprefix(VIEW_PREFIX), display,
+                           *((input_.arguments, input_.exposed, input_.page) if input_ else ())))
+                for n in names if n.startswith(VIEW_PREFIX) and isinstance(state.config.get(n), dict)
+                for display in sorted(state.config[n].get("display") or {})
+                for input_ in (None, *inputs.get(n, ()))]
+    queries = [query for *_, query in labelled]
     pages = [PageQuery(path) for path in sorted(set(paths))]
     menus = sorted({m for m in (_menu_of(state.entities.get(n)) for n in names) if m})
     answer = site.read_state(StateQuery(views=tuple(queries), pages=tuple(pages),
                                         menus=tuple(menus))) \
         if queries or pages or menus else None
-    executed = {(q.view_id, q.display_id): r
-                for q, r in zip(queries, answer.views if answer else [], strict=True)}
+    executed = {(q.view_id, display, label): r for (_n, display, label, q), r
+                in zip(labelled, answer.views if answer else [], strict=True)}
     found: Behaviour = {
         PAGE + q.path: {"claims": list(r.claims), "served": r.served, "outcome": r.outcome,
                         "error": r.error, "rows": [row.uuid for row in r.rows]}
@@ -87,19 +95,26 @@ def behaviour(site: SiteDriver, state: SiteState, names: Iterable[str],
     return found
 
 
-def _view(view: Any, view_id: str, executed: dict[tuple[str, str], Any]) -> Any:
+def _view(view: Any, view_id: str, executed: dict[tuple[str, str, str], Any]) -> Any:
     if not isinstance(view, dict):
         return view
     displays = {}
     for display_id, display in sorted((view.get("display") or {}).items()):
-        result = executed[(view_id, display_id)]
+        result = executed[(view_id, display_id, "")]
         options = (display or {}).get("display_options") or {}
         # Its path is judged as the page a visitor gets there (the PAGE keys), not as written.
         displays[display_id] = {"page": isinstance(options.get("path"), str),
                                 "enabled": options.get("enabled", True) is not False,
-                                "outcome": result.outcome,
-                                "error": result.error, "rows": [r.uuid for r in result.rows]}
+                                **_executed(result)}
+        given = {label: _executed(r) for (v, d, label), r in executed.items()
+                 if (v, d) == (view_id, display_id) and label}
+        if given:
+            displays[display_id]["inputs"] = dict(sorted(given.items()))
     return displays
+
+
+def _executed(result: Any) -> dict[str, Any]:
+    return {"outcome": result.outcome, "error": result.error, "rows": [r.uuid for r in result.rows]}
 
 
 def _menu_of(entity: EntityState | None) -> str | None:

@@ -27,6 +27,7 @@ from ai_proving_ground import report
 from ai_proving_ground.errors import ApgError
 from ai_proving_ground.mutation.beds import Bed, ProvingBed, bed_settings, ddev_bed_settings
 from ai_proving_ground.mutation.behaviour import PAGE, Behaviour, behaviour, served_paths
+from ai_proving_ground.mutation.inputs import Inputs, view_inputs
 from ai_proving_ground.mutation.registry import Context, Mutant, derive
 from ai_proving_ground.mutation.result import (
     DEFAULT_THRESHOLD,
@@ -92,6 +93,10 @@ def _mutate(options: MutateOptions, dataset: Dataset, task: Task) -> MutationRep
         served = frozenset(served_paths({n: state.config.get(n) for n in changed},
                                         {u: state.entities.get(u) for u in changed}))
         expected = behaviour(bed.site, state, changed, served)
+        # What a visitor may give the reference's views, chosen from the rows they list.
+        inputs = view_inputs(state, changed, _view_rows(expected), task.checks)
+        if inputs:
+            expected = behaviour(bed.site, state, changed, served, inputs)
         context = Context(baseline=baseline, reference=state,
                           changed_config=tuple(state.changed_config(baseline)),
                           changed_entities=tuple(state.changed_entities(baseline)),
@@ -105,7 +110,8 @@ def _mutate(options: MutateOptions, dataset: Dataset, task: Task) -> MutationRep
         bed.site.dump_database(dump)
         reference = judge.build("reference", "reference", "the task's reference solution",
                                 "reference")
-        results = [judge.mutant(mutant, dump, changed, served, expected) for mutant in mutants]
+        results = [judge.mutant(mutant, dump, Reference(changed, served, inputs, expected))
+                   for mutant in mutants]
     return MutationReport(task_id=task.id, dataset=dataset.name, dataset_sha256=dataset.sha256,
                           task_sha256=task.sha256, threshold=options.threshold,
                           reference=reference, nop=nop, mutants=results, bed=bed.kind)
@@ -132,6 +138,17 @@ def _view_rows(found: Behaviour) -> dict[tuple[str, str], tuple[str, ...]]:
             for name, displays in found.items()
             if name.startswith(VIEW_PREFIX) and isinstance(displays, dict)
             for display, result in displays.items() if isinstance(result, dict)}
+
+
+@dataclass(frozen=True)
+class Reference:
+    """What a mutant is compared with: the objects the reference changed, the paths they serve,
+    the inputs its views get, and its behaviour (the mutants' own objects' included)."""
+
+    changed: tuple[str, ...]
+    served: frozenset[str]
+    inputs: Inputs
+    behaviour: Behaviour
 
 
 @dataclass
@@ -165,8 +182,7 @@ class Judge:
                            status=status if verdict else "error", verdict=verdict,
                            failed_checks=failed, message=message)
 
-    def mutant(self, mutant: Mutant, dump: Path, changed: tuple[str, ...], served: frozenset[str],
-               expected: Behaviour) -> BuildResult:
+    def mutant(self, mutant: Mutant, dump: Path, reference: Reference) -> BuildResult:
         site = self.bed.fresh()
         site.restore_database(dump)
         base = BuildResult(name=mutant.name, operator=mutant.operator,
@@ -175,10 +191,11 @@ class Judge:
             self.bed.write(mutant.writes)
         except ApgError as exc:  # the site refuses it, as it would refuse an agent's write
             return dataclasses.replace(base, status="stillborn", message=str(exc))
-        names = {*changed, *mutant.writes.names()}
-        paths = served | _paths(mutant)
-        found = behaviour(site, self.bed.read_names(names), names, paths)
-        same = found == {key: expected.get(key) for key in [*names, *(PAGE + p for p in paths)]}
+        names = {*reference.changed, *mutant.writes.names()}
+        paths = reference.served | _paths(mutant)
+        found = behaviour(site, self.bed.read_names(names), names, paths, reference.inputs)
+        same = found == {key: reference.behaviour.get(key)
+                         for key in [*names, *(PAGE + p for p in paths)]}
         verdict, failed, message = self.verdict()
         if verdict is None:
             status = "error"

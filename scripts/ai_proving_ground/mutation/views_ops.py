@@ -1,7 +1,8 @@
 """View mutants: of every ``views.view.*`` the reference wrote, one filter dropped or its operator
-or value changed, a sort's key or direction changed or the sorts removed, the pager's type, size
-or offset changed, a page's path, a display's or the view's status, a display's override flag,
-and the view saved twice (a second view on the same paths).
+or value changed, a contextual filter dropped or its action without an argument changed, a
+sort's key or direction changed or the sorts removed, the pager's type, size or offset changed,
+a page's path, a display's or the view's status, a display's override flag, and the view saved
+twice (a second view on the same paths).
 
 Each works on the display that holds the option (the default display, or one that overrides it),
 so a mutant is a build an agent could have saved.
@@ -157,6 +158,38 @@ def _bumped(value: Any) -> Any:
     if isinstance(value, str) and value.lstrip("-").isdigit():
         return str(int(value) + 1)
     return f"{value}-mutant" if isinstance(value, str) else "apg_mutant"
+
+
+# ---------------------------------------------------------------------------- contextual filters
+
+# A contextual filter's action without an argument, and the one a mutant switches it to.
+OTHER_DEFAULT_ACTION = {"ignore": "not found"}
+
+
+@operator("views.argument_dropped")
+def argument_dropped(context: Context) -> Iterator[Mutant]:
+    for name, view in _views(context):
+        for display_id, arguments in _section(view, "arguments"):
+            for key in arguments:
+                yield _variant("views.argument_dropped", name, view,
+                               f"{display_id}.arguments.{key}",
+                               f"the {key} contextual filter of {display_id} removed",
+                               partial(_pop, display_id, ("arguments", key)))
+
+
+@operator("views.argument_default")
+def argument_default(context: Context) -> Iterator[Mutant]:
+    for name, view in _views(context):
+        for display_id, arguments in _section(view, "arguments"):
+            for key, handler in arguments.items():
+                current = str((handler or {}).get("default_action", "ignore"))
+                other = OTHER_DEFAULT_ACTION.get(current, "ignore")
+                yield _variant("views.argument_default", name, view,
+                               f"{display_id}.arguments.{key}",
+                               f"the {key} contextual filter does {other!r} without an "
+                               f"argument, not {current!r}",
+                               partial(_set, display_id, ("arguments", key, "default_action"),
+                                       other))
 
 
 # ---------------------------------------------------------------------------- sorts
