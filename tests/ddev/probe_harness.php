@@ -10,7 +10,7 @@
  *   "questions": [{"view_id", "display_id", "arguments"}]} (VIEW: see FakeView), or
  *   {"call": "method", "method": NAME, "arguments": [...]} for a method on plain JSON values, or
  *   {"call": "withDrupal", "site": SITE, "method": NAME, "arguments": [...]} for one that reaches
- *   \Drupal's services (SITE: see build_drupal)
+ *   \Drupal's services (SITE: see build_drupal), or {"call": "menuMany", ...} for menus()
  * FIELD  = {"type": "<field type>", "computed": bool, "items": [ITEM...]}
  * ITEM   = {"values": {...stored values, as PDO returns them: strings}, "types": {property: data type},
  *           "target": ENTITY|null}
@@ -46,6 +46,27 @@ namespace Drupal\user\Entity {
   // The anonymous account a visitor's access is checked for.
   final class User {
     public static function getAnonymousUser(): object { return (object) ['uid' => 0]; }
+  }
+}
+
+namespace Drupal\Core {
+  // Url::fromUri() as the menu probe uses it: what each URI resolves to is the spec's "urls"
+  // ({uri: {"route", "parameters"} | {"external": true} | {"base": "base:path"}}); another
+  // URI is refused as Drupal refuses a malformed one.
+  final class Url {
+    public static array $urls = [];
+    private function __construct(private string $uri, private array $spec) {}
+    public static function fromUri(string $uri): self {
+      if (!isset(self::$urls[$uri])) {
+        throw new \InvalidArgumentException("The URI '$uri' is invalid.");
+      }
+      return new self($uri, self::$urls[$uri]);
+    }
+    public function isExternal(): bool { return !empty($this->spec['external']); }
+    public function isRouted(): bool { return isset($this->spec['route']); }
+    public function getUri(): string { return $this->spec['base'] ?? $this->uri; }
+    public function getRouteName(): string { return $this->spec['route']; }
+    public function getRouteParameters(): array { return $this->spec['parameters'] ?? []; }
   }
 }
 
@@ -385,6 +406,58 @@ namespace {
     }
   }
 
+  /** A menu_link_content entity as menus() reads it. LINK = {"id", "uuid", "title", "uri",
+   * "menu_name", "parent", "weight", "enabled", "expanded"}. */
+  final class FakeMenuLink {
+    public function __construct(private array $spec) {}
+    public function uuid(): string { return $this->spec['uuid']; }
+    public function getTitle(): string { return $this->spec['title']; }
+    public function get(string $name): object { return (object) ['uri' => $this->spec['uri']]; }
+    public function getParentId(): string { return $this->spec['parent'] ?? ''; }
+    public function getWeight(): int { return (int) ($this->spec['weight'] ?? 0); }
+    public function isEnabled(): bool { return (bool) ($this->spec['enabled'] ?? TRUE); }
+    public function isExpanded(): bool { return (bool) ($this->spec['expanded'] ?? FALSE); }
+  }
+
+  /** The entity query menus() runs: links whose menu_name is the condition's, by id. */
+  final class FakeLinkQuery {
+    private string $menu = '';
+    public function __construct(private array $links) {}
+    public function accessCheck(bool $check): self { return $this; }
+    public function condition(string $field, $value): self { $this->menu = (string) $value; return $this; }
+    public function sort(string $field): self { return $this; }
+    public function execute(): array {
+      $ids = array_column(array_filter($this->links, fn ($l) => $l['menu_name'] === $this->menu), 'id');
+      sort($ids);
+      return array_combine($ids, $ids);
+    }
+  }
+
+  /** Storage for the menu probe: menus by id (their labels), links, and nodes by id (their UUIDs). */
+  final class FakeMenuStorage {
+    public function __construct(private string $type, private array $spec) {}
+    public function load($id): ?object {
+      if ($this->type === 'menu') {
+        $label = $this->spec['menus'][$id] ?? NULL;
+        return $label === NULL ? NULL : new class($label) { public function __construct(private string $l) {} public function label(): string { return $this->l; } };
+      }
+      $uuid = $this->spec['entities'][$this->type][(string) $id] ?? NULL;
+      return $uuid === NULL ? NULL : new FakeRowEntity(['id' => $id, 'uuid' => $uuid, 'label' => '']);
+    }
+    public function getQuery(): FakeLinkQuery { return new FakeLinkQuery($this->spec['links']); }
+    public function loadMultiple(array $ids): array {
+      $links = array_filter($this->spec['links'], fn ($l) => in_array($l['id'], $ids, TRUE));
+      usort($links, fn ($a, $b) => $a['id'] <=> $b['id']);
+      return array_map(fn ($l) => new FakeMenuLink($l), $links);
+    }
+  }
+
+  final class FakeMenuEntityTypes {
+    public function __construct(private array $spec) {}
+    public function hasDefinition(string $id): bool { return TRUE; }
+    public function getStorage(string $id): FakeMenuStorage { return new FakeMenuStorage($id, $this->spec); }
+  }
+
   function build_drupal(array $site): void {
     $modules = new FakeModules($site['modules'] ?? []);
     $types = new FakeEntityTypes($site);
@@ -482,6 +555,15 @@ namespace {
     }
     $method = new \ReflectionMethod($apg_probe, 'page');
     print json_encode(array_map(fn ($q) => $method->invoke($apg_probe, $q), $spec['questions']), $flags) . "\n";
+    exit(0);
+  }
+  if ($spec['call'] === 'menuMany') {
+    // {"menus": {id: label}, "links": [LINK], "urls": {...}, "entities": {type: {id: uuid}},
+    // "questions": [menu id]} -> menus().
+    \Drupal\Core\Url::$urls = $spec['urls'] ?? [];
+    \Drupal::$services = ['entity_type.manager' => new FakeMenuEntityTypes($spec)];
+    $method = new \ReflectionMethod($apg_probe, 'menus');
+    print json_encode((object) $method->invoke($apg_probe, $spec['questions']), $flags) . "\n";
     exit(0);
   }
   if ($spec['call'] === 'fieldItemsMany') {

@@ -61,7 +61,8 @@ def link_target(state: Mapping[str, Any], uri: str) -> str:
     page = stub_views.page_answer(state, {"path": path})
     if page["claims"]:
         return str(page["claims"][0])
-    return _entity(state, path) or path
+    target = _entity(state, path)  # routed only when the entity exists, as the path validator does
+    return target if target and ":" in target else path
 
 
 def _entity(state: Mapping[str, Any], path: str) -> str | None:

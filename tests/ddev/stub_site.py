@@ -363,7 +363,9 @@ class Site:
             if name not in entity["fields"] and name not in BASE_FIELDS and not update.get("new"):
                 what = f"{entity['entity_type']} {entity['bundle']}"
                 raise ProbeFailed(f"APG probe: {what} has no field {name}.")
-            entity["fields"][name] = stored_items(field_items(items))
+            # A scalar sets the item's main property, as FieldItemBase::setValue() does: a link's is uri.
+            main = "uri" if self.field_type(entity, name) == "link" else "value"
+            entity["fields"][name] = stored_items(field_items(items, main))
         self.save()
         label = entity["fields"].get("title") or [{"value": ""}]
         summary = {key: entity[key] for key in ("id", "uuid", "bundle")}
@@ -473,10 +475,11 @@ def pre_existing_config_error(name: str) -> str:
     return f"\nIn ConfigConfigurator.php line 48:\n{' ' * width}\n  {message}  \n{' ' * width}\n\n"
 
 
-def field_items(value: Any) -> list[dict[str, Any]]:
-    """A value as ``$entity->set()`` takes it: a scalar, an item, or a list of either."""
+def field_items(value: Any, main: str = "value") -> list[dict[str, Any]]:
+    """A value as ``$entity->set()`` takes it: a scalar (the main property), an item, or a list
+    of either."""
     listed = value if isinstance(value, list) else [value]
-    return [item if isinstance(item, dict) else {"value": item} for item in listed]
+    return [item if isinstance(item, dict) else {main: item} for item in listed]
 
 
 def stored_items(items: list[dict[str, Any]]) -> list[dict[str, Any]]:

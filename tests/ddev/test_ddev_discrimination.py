@@ -148,6 +148,17 @@ def _products(*products: str) -> Steps:
              json.dumps({"field_notice_priority": 5, "field_notice_products": list(products)})]]
 
 
+def _menu_steps(**changes: dict[str, Any]) -> Steps:
+    """ng04's reference with the values of some links changed (by link title)."""
+    steps = _reference("ng04_help_menu")
+    for step in steps[1:]:
+        values = json.loads(step[-1])
+        step[-1] = json.dumps({**values, **changes.get(values["title"], {})})
+    return steps
+
+
+NOTICES_LINK = "menu_link_content:4d3e0000-0000-4000-8000-000000000101"
+
 # (task, build, steps, score): the builds tests/tasks/test_dataset_tasks.py grades on the
 # embedded site whose checks read order or sets, applied here with drush through the stub.
 TASK_BUILDS: list[tuple[str, str, Steps, int]] = [
@@ -168,6 +179,18 @@ TASK_BUILDS: list[tuple[str, str, Steps, int]] = [
     ("nc01_update_notice", "products replaced", _products("dashboard"), 0),
     ("ng02_notice_editor_role", "permissions unsorted", _role_steps(
         ["edit any kb_notice content", "create kb_notice content", "access content overview"]), 1),
+    ("ng04_help_menu", "reference", _menu_steps(), 1),
+    ("ng04_help_menu", "children swapped", _menu_steps(**{"Database upgrade": {"weight": 2}}), 0),
+    ("ng04_help_menu", "not nested", _menu_steps(**{"Backup window": {"parent": ""}}), 0),
+    ("ng04_help_menu", "retargeted", _menu_steps(**{"Backup window": {"link": "entity:node/5"}}), 0),
+    ("ng04_help_menu", "home disabled", _menu_steps(Home={"enabled": False}), 0),
+    ("ng04_help_menu", "internal paths, other weights", _menu_steps(
+        Home={"link": "internal:/", "weight": 30}, Notices={"weight": -10},
+        **{"Database upgrade": {"link": "internal:/node/1", "weight": -5, "parent": NOTICES_LINK},
+           "Backup window": {"link": "internal:/node/14", "weight": 5}}), 1),
+    ("ng04_help_menu", "a Support link disabled", [*_menu_steps(), [
+        "entity:update", "menu_link_content", "4d3e0000-0000-4000-8000-000000000001", "--values",
+        '{"enabled": false}']], 0),
     ("ng02_notice_editor_role", "may delete too", _role_steps(
         ["access content overview", "create kb_notice content", "delete any kb_notice content",
          "edit any kb_notice content"]), 0),

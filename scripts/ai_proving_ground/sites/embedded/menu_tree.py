@@ -60,13 +60,16 @@ def resolve(store: Store, uri: str, views_on: bool) -> str:
     if target is not None:
         return f"{target.entity_type}:{target.uuid}"
     if _ENTITY_PATH.match(path):
-        return _entity_target(store, path.lstrip("/"))
+        # The path validator routes /node/3 only when node 3 exists; else it is a plain path.
+        routed = _entity_target(store, path.lstrip("/"))
+        return routed if ":" in routed else path
     routes = pages.view_routes(store, path) if views_on else []
     return routes[0] if routes else path
 
 
 def _entity_target(store: Store, rest: str) -> str:
-    """``node/3`` as ``node:<uuid>``, or as itself when no such entity exists."""
+    """``node/3`` as ``node:<uuid>``, or as itself when no such entity exists (an ``entity:``
+    URI is routed without loading its entity)."""
     match = _ENTITY_PATH.match(rest)
     if match is None:
         return f"entity:{rest}"
