@@ -335,3 +335,16 @@ def test_landlock_wrapper_refuses_to_run_on_a_bad_policy(world: World) -> None:
                           capture_output=True, text=True, timeout=60)
     assert done.returncode == 126 and "ran" not in done.stdout
     assert "APG_RUN_SANDBOX_FAILED" in done.stderr
+
+
+def test_the_record_says_the_mounts_the_argv_was_built_from(world: World) -> None:
+    """One plan for both: a readable path that appears after the sandbox was planned is bound
+    by neither the argv nor the record."""
+    late = world.root / "appears-later"
+    confinement = confine.Backend("bwrap", False, program="/usr/bin/bwrap").confine(
+        world.policy(reads=(late,)))
+    late.mkdir()
+    record = confinement.as_record()
+    assert str(late) not in confinement.prefix
+    assert str(late) not in record["readable"]  # type: ignore[operator]
+    assert str(world.bed) in record["writable"]  # type: ignore[operator]

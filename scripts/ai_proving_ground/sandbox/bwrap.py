@@ -46,12 +46,14 @@ def probe(bwrap: str) -> str | None:
     return None
 
 
-def bwrap_argv(bwrap: str, policy: Policy) -> list[str]:
-    """``bwrap ... --`` : put the adapter's argv after it."""
+def bwrap_argv(bwrap: str, policy: Policy, plan: Sequence[Mount] | None = None) -> list[str]:
+    """``bwrap ... --`` : put the adapter's argv after it (``plan``: the policy's mount plan,
+    when the caller made it already)."""
     argv = [bwrap, "--die-with-parent", "--new-session", "--cap-drop", "ALL", *NAMESPACES]
     if not policy.network:
         argv.append("--unshare-net")
-    plan = mount_plan(policy)
+    if plan is None:
+        plan = mount_plan(policy)
     argv += _mounts(plan)
     # Last, once every mount point exists: the root and the masks' empty tmpfs read-only.
     argv += ["--remount-ro", "/"]

@@ -161,13 +161,17 @@ def _check(result: int, what: str) -> None:
         raise LandlockError(errno, f"{what} failed: {os.strerror(errno)}")
 
 
-def wrapper_argv(policy: Policy, abi: int, isolated: bool) -> list[str]:
+def wrapper_argv(policy: Policy, abi: int, isolated: bool,
+                 plan: Sequence[Mount] | None = None) -> list[str]:
     """The argv prefix that runs ARGV under ``policy`` (in namespaces of its own when
-    ``isolated``): put the adapter's argv after it."""
+    ``isolated``): put the adapter's argv after it (``plan``: the policy's mount plan, when the
+    caller made it already)."""
+    if plan is None:
+        plan = mount_plan(policy)
     spec = {"abi": abi, "network": policy.network, "workdir": str(policy.workdir),
             "isolate": isolated, "ports": sorted({e.port for e in policy.relayed}),
-            "covers": covers(policy) if isolated else [],
-            "rules": grants(mount_plan(policy), abi)}
+            "covers": covers(policy, plan) if isolated else [],
+            "rules": grants(plan, abi)}
     return [sys.executable, "-P", "-m", "ai_proving_ground.sandbox.landlock", "--policy",
             json.dumps(spec, separators=(",", ":")), "--"]
 

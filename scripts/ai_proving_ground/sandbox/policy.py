@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -57,9 +57,11 @@ class Policy:
     # without namespaces, no TCP at all) and the relayed model endpoints
     relayed: tuple[Endpoint, ...] = ()  # model endpoints relayed into a cut network
 
-    def as_record(self) -> dict[str, object]:
-        """What the sandbox allowed, for run.json (mounts only where the path exists)."""
-        plan = mount_plan(self)
+    def as_record(self, plan: Sequence[Mount] | None = None) -> dict[str, object]:
+        """What the sandbox allowed, for run.json (mounts only where the path exists; ``plan``:
+        the mount plan the sandbox was built from, else made now)."""
+        if plan is None:
+            plan = mount_plan(self)
         return {
             "workdir": str(self.workdir), "home": str(self.home), "tmp": str(self.tmp),
             "network": self.network,
@@ -143,12 +145,12 @@ def _mount(path: Path, kind: str) -> Mount:
 Cover = tuple[str, bool, list[tuple[str, bool, "str | None"]]]
 
 
-def covers(policy: Policy) -> list[Cover]:
+def covers(policy: Policy, plan: Sequence[Mount] | None = None) -> list[Cover]:
     """Every existing masked path, resolved, shallowest first, with the plan's entries inside it
     that are not inside another of them: where a mount namespace lets the sandbox mount over
     its masks (an empty directory with those entries bound back in, or /dev/null), a mask is
     absent as under bubblewrap, a Unix socket's path included, not merely refused."""
-    plan = [m for m in mount_plan(policy) if m.kind != "mask"]
+    plan = [m for m in (mount_plan(policy) if plan is None else plan) if m.kind != "mask"]
     found: dict[str, Cover] = {}
     for raw in policy.masked:
         real = resolved(raw)
