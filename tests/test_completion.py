@@ -26,7 +26,7 @@ APG = Path(sys.executable).parent / "apg"
     (["site", "config:g"], ["config:get"]),
     (["run", "--ag"], ["--agent"]),
     (["site", "config:get", "--f"], ["--format"]),
-    (["campaign", ""], ["report", "run"]),
+    (["campaign", ""], ["regrade", "report", "run"]),
     (["completion", ""], ["bash", "zsh"]),
     (["no-such-command", ""], []),
 ])

@@ -8,9 +8,10 @@ again (never repairing): judging code changed, a baseline that no longer matches
 or deleted), a changed repository (:func:`escrowed.repository_state`, read before and after the
 agent) or a broken record of ``apg run`` make the attempt ``tampered``; 6. ``model.diff``
 (in-process, against those files) and ``config.json``: what the model left, before any hidden
-overlay; 7. grade (public checks); 8. the hidden verifier, when the task has one. What each
-phase established goes into :class:`outcome.Facts`; :func:`outcome.decide` gives the
-one outcome. Diagnostics of every step land in the attempt's ``steps.log``.
+overlay, and its final state for re-grading (:mod:`campaigns.final_state`); 7. grade (public
+checks); 8. the hidden verifier, when the task has one. What each phase established goes into
+:class:`outcome.Facts`; :func:`outcome.decide` gives the one outcome. Diagnostics of every
+step land in the attempt's ``steps.log``.
 """
 
 from __future__ import annotations
@@ -31,6 +32,7 @@ from ai_proving_ground.baselines.reset import reset
 from ai_proving_ground.campaigns.beds import Job
 from ai_proving_ground.campaigns.escrowed import Verdict, differences, repository_state
 from ai_proving_ground.campaigns.evidence import HIDDEN_FILE, VERIFY_FILE, HiddenRecord, VerifyRecord
+from ai_proving_ground.campaigns.final_state import keep, state_dir
 from ai_proving_ground.campaigns.outcome import NOT_STARTED_EXIT_CODES, Facts, decide
 from ai_proving_ground.campaigns.records import AttemptRecord, CampaignFiles
 from ai_proving_ground.campaigns.spec import Attempt, Campaign
@@ -151,7 +153,8 @@ class AttemptRun:
             self._capture()  # evidence only: never graded, never verified further
             return
         self._capture()
-        if self._agent_ran():
+        if self._agent_ran():  # what is graded now can be graded again later (not tampered work)
+            self._keep_state()
             self._grade()
         if self.facts.run_status == "attempted":
             self._hidden()
@@ -288,6 +291,19 @@ class AttemptRun:
         # Not a record: every config object the site holds, name -> value, as the site gives it
         # (its shape is the site's, so no schema of ours can close it). Data, kept as data.
         atomic_write_json(self.directory / "config.json", config)
+
+    def _keep_state(self) -> None:
+        """The site's final state, for ``apg campaign regrade`` (after config.json: a site that
+        refuses to be read, a linked db/ say, stopped the capture before it is dumped).
+        Keeping it never changes the outcome: a failure is said in steps.log, nothing kept."""
+        job = self._job
+        try:
+            state = keep(self.directory, job.bed, job.site())
+        except (OSError, ApgError) as exc:
+            shutil.rmtree(state_dir(self.directory), ignore_errors=True)
+            report.say("APG_CAMPAIGN_STATE_NOT_KEPT", f"attempt {self.attempt.order:04d}: {exc}")
+            return
+        self.record = replace(self.record, state=state.as_json())
 
     def _grade(self) -> None:
         """The public checks, in-process; a run that recorded no attempt is graded as evidence."""

@@ -146,6 +146,9 @@ class AttemptRecord(Attempt):
     run_status: str | None = None
     adapter_exit_code: int | None = None
     tampered: bool = False
+    # The final site state kept for re-grading (campaigns.final_state.StateRecord: its files'
+    # sizes and hashes); None: none was kept (a tampered attempt, or one that never got so far).
+    state: dict[str, Any] | None = None
 
     @classmethod
     def planned(cls, attempt: Attempt, started_at: str, has_hidden: bool) -> AttemptRecord:

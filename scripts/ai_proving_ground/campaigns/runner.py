@@ -12,7 +12,9 @@ Layout of the campaign directory (``--out``, default
                     ``steps.log``, ``agent.log``, ``verify.json``, ``model.diff``, ``config.json``,
                     ``grade.json``, ``hidden.json``, ``run.json`` and ``run/`` (the run directory,
                     moved out of the bed so later attempts on that bed cannot read it);
-                    verify.json and hidden.json are records (:mod:`campaigns.evidence`)
+                    verify.json and hidden.json are records (:mod:`campaigns.evidence`);
+                    ``state/``: the final site state (:mod:`campaigns.final_state`)
+``regrades/<time>/`` one ``apg campaign regrade`` (:mod:`campaigns.regrade`); runs/ untouched
 ``report.json``     the report, recomputed from the records (``records.ReportRecord``;
                     ``report.txt`` beside it)
 

@@ -30,7 +30,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from ai_proving_ground import report
-from ai_proving_ground.cli import campaign_report, site
+from ai_proving_ground.cli import campaign_regrade, campaign_report, site
 from ai_proving_ground.cli.common import ArgumentParser, positive_int, run
 from ai_proving_ground.fsutil import atomic_write_text
 from ai_proving_ground.settings import Settings
@@ -77,6 +77,8 @@ def build_parser() -> ArgumentParser:
     run_parser.add_argument("--json", action="store_true",
                             help="with --dry-run: one JSON object per attempt, one per line")
     sub.add_parser("report", help="print a campaign directory's statistics", add_help=False)
+    sub.add_parser("regrade", help="grade a campaign's kept final states again, offline",
+                   add_help=False)
     return parser
 
 
@@ -85,6 +87,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args_list[:1] == ["report"]:
         # The report owns its own options; everything after "report" is passed on.
         return campaign_report.main(args_list[1:])
+    if args_list[:1] == ["regrade"]:  # as report: its own options
+        return campaign_regrade.main(args_list[1:])
     parser = build_parser()
     args = parser.parse_args(args_list)
     if args.json and not args.dry_run:  # the run's data on stdout is its directory, one line

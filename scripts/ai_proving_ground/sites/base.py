@@ -276,6 +276,10 @@ class SiteDriver(ABC):
         """Replace the database with the dump at ``src``."""
 
     @abstractmethod
+    def keep_database(self, dest: Path, level: int) -> None:
+        """A gzip dump (``level``, if ours) at ``dest``, renamed in place, not synced: evidence."""
+
+    @abstractmethod
     def rebuild_caches(self) -> None:
         """Drop every derived cache (``drush cr``)."""
 

@@ -196,6 +196,10 @@ class DdevSite(SiteDriver):
                 with contextlib.suppress(FileNotFoundError):
                     leftover.unlink()
 
+    def keep_database(self, dest: Path, level: int) -> None:
+        """drush's ``sql:dump --gzip`` (:meth:`dump_database`), kept as drush compressed it."""
+        self.dump_database(dest)
+
     def restore_database(self, src: Path) -> None:
         """Replace the database with ``ddev import-db``.
 

@@ -209,6 +209,21 @@ class EmbeddedSite(SiteDriver):
 
         database.dump_database(self.layout.database, dest)
 
+    def keep_database(self, dest: Path, level: int) -> None:
+        """The database's image (``sqlite3_serialize``, inside the session's transaction: a
+        consistent copy, the db/ path checked as every session checks it), gzipped.
+        No file is dumped first and nothing is synced: about 1 ms on a 12-node bed, where a
+        backup to a synced file costs 2.5 (bench best of 50)."""
+        # Lazy for start-up time, as dump_database's: reads need neither.
+        import gzip
+
+        from ai_proving_ground.fsutil import atomic_target  # lazy for start-up time, as above
+
+        with self.session() as store:
+            image = store.conn.serialize()
+        with atomic_target(dest) as tmp:
+            tmp.write_bytes(gzip.compress(image, compresslevel=level, mtime=0))
+
     def restore_database(self, src: Path) -> None:
         from ai_proving_ground.sites.embedded import database  # lazy for start-up time, as above
 

@@ -1,0 +1,324 @@
+"""Re-grading a finished campaign offline: every attempt's kept final state, graded again with
+the current checks of the current dataset. No agent runs and no bed of the operator is touched.
+
+Each state (:mod:`campaigns.final_state`) is checked against its attempt's record, then restored
+into a scratch embedded bed in a temporary folder (the files archive unpacked, the database
+image put where the embedded site keeps it, the attempt's run.json where grade reads it) and
+graded there in-process, as the runner grades: the public checks, then the task's hidden
+verifier when it has one (it needs only the bed's files and site, so it runs again, on the
+scratch bed; its commands are the only child processes). An attempt's new outcome is decided by
+:func:`campaigns.outcome.decide` from its recorded run and the new verdicts; a ``timeout`` or
+``no_attempt`` is graded again as evidence and keeps its outcome, which its run decided.
+
+Per attempt, ``status`` is ``regraded``, ``kept`` (an outcome no check decided: ``tampered``, an
+``infra_error``, or a fail whose site could not be read; it stands as recorded) or
+``not_regradable`` with a token: the state is missing (``APG_REGRADE_STATE_MISSING``) or not the
+one kept (``APG_REGRADE_STATE_TAMPERED``), the dataset has no such task or it has no checks
+(``APG_REGRADE_TASK_MISSING``), the state was kept on DDEV (``APG_REGRADE_NEEDS_DDEV``: a scratch
+DDEV project is not made here), or grading failed for a reason that is not the site's
+(``APG_REGRADE_NOT_GRADED``). A state that cannot be graded is never a pass.
+
+The originals are never written. Each regrade is a folder of its own, ``regrades/<UTC time>/``:
+``regrade.json`` (:class:`RegradeRecord`, ``schemas/campaign_regrade.schema.json``: the dataset
+graded with, then per attempt the old and new verdicts and each check's), ``runs/<order>/``
+with the new ``grade.json``, ``hidden.json`` and ``attempt.json`` (the new verdict; a ``kept``
+attempt's record as it was; none for one not regradable), and copies of ``campaign.json`` and
+``plan.jsonl``, so ``apg campaign report regrades/<time>`` gives the statistics under the new
+verdicts (an attempt not regradable is reported missing there).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shutil
+import tempfile
+from dataclasses import dataclass, field, replace
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any, ClassVar
+
+from ai_proving_ground import proc
+from ai_proving_ground.baselines.store import runs_dir
+from ai_proving_ground.campaigns import final_state
+from ai_proving_ground.campaigns.evidence import HIDDEN_FILE, HiddenRecord, read_hidden
+from ai_proving_ground.campaigns.outcome import UNREADABLE, Facts, decide
+from ai_proving_ground.campaigns.records import AttemptRecord, CampaignFiles, read_setup
+from ai_proving_ground.campaigns.report import load
+from ai_proving_ground.errors import ApgError
+from ai_proving_ground.records import FieldsRecord, write_record
+from ai_proving_ground.report import say
+from ai_proving_ground.settings import DEFAULT_SETTINGS, Settings
+from ai_proving_ground.sites.base import get_driver
+from ai_proving_ground.tasks import hidden
+from ai_proving_ground.tasks.dataset import Dataset, load_dataset
+from ai_proving_ground.tasks.envelope import Envelope, read_envelope, write_envelope
+from ai_proving_ground.tasks.grade import GradeRequest, check_envelope, grade
+from ai_proving_ground.tasks.run import now_iso, site_command
+
+REGRADES = "regrades"
+RECORD = "regrade.json"
+GRADE_FILE = "grade.json"  # as the runner names the envelope it keeps per attempt
+STATUSES = ("regraded", "kept", "not_regradable")
+# Outcomes no check decides: they stand as recorded.
+KEPT = ("tampered", "infra_error")
+# Outcomes the run decided: graded again as evidence, the outcome unchanged.
+RUN_DECIDED = ("timeout", "no_attempt")
+TASK_MISSING = "APG_REGRADE_TASK_MISSING"
+NEEDS_DDEV = "APG_REGRADE_NEEDS_DDEV"
+NOT_GRADED = "APG_REGRADE_NOT_GRADED"
+
+
+@dataclass(frozen=True)
+class RegradeRecord(FieldsRecord):
+    """regrade.json: one regrade of a campaign, what it graded with and what changed."""
+
+    SCHEMA: ClassVar[str] = "campaign_regrade"
+
+    campaign: str
+    started_at: str
+    finished_at: str
+    dataset: dict[str, str]  # path and sha256 graded with now
+    original_dataset: dict[str, str]  # what the campaign ran with (campaign.json)
+    totals: dict[str, int]
+    attempts: list[dict[str, Any]] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class RegradeOptions:
+    """``directory``: the campaign; ``dataset``: another dataset file (default the campaign's)."""
+
+    directory: Path
+    dataset: Path | None = None
+    settings: Settings = field(default=DEFAULT_SETTINGS, compare=False)
+
+
+@dataclass
+class _Verdict:
+    """One attempt graded on its restored state."""
+
+    outcome: str
+    reason: str
+    score: float | None
+    hidden: dict[str, Any]
+    envelope: Envelope | None = None
+    hidden_record: HiddenRecord | None = None
+
+
+class _NotRegradable(Exception):
+    def __init__(self, token: str, reason: str) -> None:
+        super().__init__(f"{token} {reason}")
+        self.token, self.reason = token, reason
+
+
+def regrade(options: RegradeOptions) -> tuple[RegradeRecord, Path]:
+    """Grade every recorded attempt's kept state again; the record and the regrade's folder."""
+    started = now_iso()
+    loaded = load(options.directory)
+    files = CampaignFiles(options.directory.absolute())
+    try:
+        fixtures = read_setup(files).fixtures
+    except ApgError as exc:
+        raise ApgError("APG_CAMPAIGN_INVALID", exc.message) from None
+    path = (options.dataset or Path(loaded.campaign.dataset["path"])).absolute()
+    dataset = load_dataset(path)
+    settings = replace(options.settings, approot=None, baseline_dir=None, dataset=str(path),
+                       fixtures=tuple(fixtures), no_import=True, site_driver="sqlite")
+    out = _new_folder(files.directory / REGRADES)
+    entries = []
+    with tempfile.TemporaryDirectory(prefix="apg-regrade-") as scratch:
+        for _name, record in sorted(loaded.records, key=lambda item: item[1].order):
+            entry = _one(files, record, dataset, settings, Path(scratch), out)
+            entries.append(entry)
+            _say(entry)
+    for name in (files.campaign, files.plan):
+        if name.is_file():
+            shutil.copyfile(name, out / name.name)
+    result = RegradeRecord(
+        campaign=loaded.campaign.name, started_at=started, finished_at=now_iso(),
+        dataset={"path": str(path), "sha256": dataset.sha256},
+        original_dataset={"path": loaded.campaign.dataset["path"],
+                          "sha256": loaded.campaign.dataset["sha256"]},
+        totals=_totals(entries), attempts=entries)
+    write_record(out / RECORD, result)
+    return result, out
+
+
+def _new_folder(root: Path) -> Path:
+    """``regrades/<UTC time>`` (``-2``, ``-3``... when two regrades share a second), made new."""
+    stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
+    root.mkdir(exist_ok=True)
+    for number in range(1, 1000):
+        candidate = root / (stamp if number == 1 else f"{stamp}-{number}")
+        try:
+            candidate.mkdir()
+        except FileExistsError:
+            continue
+        return candidate
+    raise ApgError("APG_REGRADE_BUSY", f"{root} holds 999 regrades of {stamp}")
+
+
+def _one(files: CampaignFiles, record: AttemptRecord, dataset: Dataset, settings: Settings,
+         scratch: Path, out: Path) -> dict[str, Any]:
+    """One attempt's entry in regrade.json; its new files under ``out``/runs/<order>/."""
+    attempt_dir = files.attempt_dir(record.order)
+    old = _old_checks(attempt_dir)
+    entry: dict[str, Any] = {**record.as_plan(), "old": _summary(record), "new": None,
+                             "token": None, "checks": [], "changed": []}
+    if _kept(record):
+        _write_attempt(out, record)
+        return {**entry, "status": "kept", "new": _summary(record),
+                "reason": f"{record.outcome} is no check's verdict: it stands as recorded",
+                "checks": _pairs(old, old)}
+    try:
+        verdict = _grade(attempt_dir, record, dataset, settings, scratch)
+    except _NotRegradable as exc:
+        return {**entry, "status": "not_regradable", "token": exc.token, "reason": exc.reason,
+                "checks": _pairs(old, {})}
+    new_record = replace(record, outcome=verdict.outcome, reason=verdict.reason,
+                         score=verdict.score, hidden=verdict.hidden)
+    folder = out / "runs" / f"{record.order:04d}"
+    if verdict.envelope is not None:
+        write_envelope(folder / GRADE_FILE, verdict.envelope)
+    if verdict.hidden_record is not None:
+        write_record(folder / HIDDEN_FILE, verdict.hidden_record)
+    _write_attempt(out, new_record)
+    pairs = _pairs(old, _checks_of(verdict.envelope, verdict.hidden["checks"]))
+    return {**entry, "status": "regraded", "reason": verdict.reason, "new": _summary(new_record),
+            "checks": pairs, "changed": [p["id"] for p in pairs if p["old"] != p["new"]]}
+
+
+def _kept(record: AttemptRecord) -> bool:
+    unreadable = record.outcome == "fail" and record.score is None and record.state is None \
+        and record.reason.startswith(UNREADABLE)
+    return record.outcome in KEPT or unreadable
+
+
+def _grade(attempt_dir: Path, record: AttemptRecord, dataset: Dataset, settings: Settings,
+           scratch: Path) -> _Verdict:
+    try:
+        state = final_state.checked_state(attempt_dir, record.state)
+    except final_state.StateUnusable as exc:
+        raise _NotRegradable(exc.token, exc.reason) from None
+    if state.driver != "sqlite":
+        raise _NotRegradable(NEEDS_DDEV, "the state is a DDEV dump; regrade restores states into "
+                             "a scratch embedded bed only (README: re-grading offline)")
+    try:
+        task = dataset.task(record.task_id)
+    except ApgError as exc:
+        raise _NotRegradable(TASK_MISSING, exc.message) from None
+    if not task.checks:
+        raise _NotRegradable(TASK_MISSING, f"task {task.id} has no checks in {dataset.path}")
+    bed = _restore(attempt_dir, record, state, scratch, settings)
+    envelope, unreadable = _public(bed, record, settings)
+    score = None if envelope is None else envelope.score
+    status, hidden_record = "absent", None
+    verifier = hidden.resolve_verifier(dataset, task)
+    if verifier is not None and record.run_status == "attempted" and unreadable is None:
+        result = hidden.run_hidden(bed, verifier, proc.child_env(os.environ), scratch / "hidden",
+                                   site_command(bed))
+        status, hidden_record = result.status, HiddenRecord.of(result, verifier)
+    elif verifier is not None:
+        status = "not_run"
+    hidden_summary = {"status": status,
+                      "checks": [] if hidden_record is None else hidden_record.checks}
+    if record.outcome in RUN_DECIDED:
+        return _Verdict(record.outcome, record.reason, score, hidden_summary, envelope,
+                        hidden_record)
+    outcome, reason = decide(Facts(run_status=record.run_status,
+                                   adapter_exit_code=record.adapter_exit_code,
+                                   unreadable=unreadable, score=score, hidden_status=status))
+    return _Verdict(outcome, reason, score, hidden_summary, envelope, hidden_record)
+
+
+def _restore(attempt_dir: Path, record: AttemptRecord, state: final_state.StateRecord,
+             scratch: Path, settings: Settings) -> Path:
+    """A scratch embedded bed holding the attempt's state (and its run.json, for the envelope)."""
+    bed = scratch / "bed"
+    shutil.rmtree(bed, ignore_errors=True)
+    shutil.rmtree(scratch / "hidden", ignore_errors=True)
+    bed.mkdir()
+    try:
+        final_state.restore_files(attempt_dir, state, bed)
+        final_state.restore_embedded_database(attempt_dir, state, bed)
+    except final_state.StateUnusable as exc:
+        raise _NotRegradable(exc.token, exc.reason) from None
+    run = attempt_dir / "run.json"
+    if record.run_id is not None and run.is_file() and not run.is_symlink():
+        target = runs_dir(bed, settings) / record.run_id / "run.json"
+        target.parent.mkdir(parents=True)
+        shutil.copyfile(run, target)
+    return bed
+
+
+def _public(bed: Path, record: AttemptRecord, settings: Settings) -> tuple[Envelope | None,
+                                                                           str | None]:
+    """The public checks' envelope, or why the site could not be read (the agent's fail)."""
+    run_id = record.run_id if (runs_dir(bed, settings) / str(record.run_id)).is_dir() else None
+    request = GradeRequest(approot=bed, task_id=record.task_id, dataset=settings.dataset,
+                           run_id=run_id, settings=settings, force=True, hidden=False)
+    try:
+        return check_envelope(grade(request, get_driver("sqlite", bed))), None
+    except ApgError as exc:
+        if exc.token.startswith("APG_SITE_"):
+            return None, str(exc)
+        raise _NotRegradable(NOT_GRADED, f"{exc.token} {exc.message}") from None
+
+
+def _old_checks(attempt_dir: Path) -> dict[str, bool]:
+    """Each check's verdict when the campaign graded it (grade.json, hidden.json)."""
+    checks: dict[str, bool] = {}
+    # Not graded (or unreadable), no hidden verifier ran: no verdicts of those to compare with.
+    with contextlib.suppress(ApgError):
+        checks.update({c.id: c.passed for c in read_envelope(attempt_dir / GRADE_FILE).checks})
+    with contextlib.suppress(ApgError):
+        checks.update(_hidden_ids(read_hidden(attempt_dir / HIDDEN_FILE).checks))
+    return checks
+
+
+def _checks_of(envelope: Envelope | None, hidden_checks: list[dict[str, Any]]) -> dict[str, bool]:
+    checks = {} if envelope is None else {c.id: c.passed for c in envelope.checks}
+    checks.update(_hidden_ids(hidden_checks))
+    return checks
+
+
+def _hidden_ids(checks: list[dict[str, Any]]) -> dict[str, bool]:
+    """Hidden verifier steps, named apart from public checks of the same id."""
+    return {f"hidden:{c['id']}": bool(c["passed"]) for c in checks}
+
+
+def _pairs(old: dict[str, bool], new: dict[str, bool]) -> list[dict[str, Any]]:
+    """Each check's old and new verdict ("pass", "fail", None: not graded then), in the new
+    grade's order and then the checks only the old one had."""
+    ids = [*new, *(i for i in old if i not in new)]
+    return [{"id": i, "old": _word(old.get(i)), "new": _word(new.get(i))} for i in ids]
+
+
+def _word(passed: bool | None) -> str | None:
+    return None if passed is None else "pass" if passed else "fail"
+
+
+def _summary(record: AttemptRecord) -> dict[str, Any]:
+    return {"outcome": record.outcome, "score": record.score, "hidden": record.hidden["status"]}
+
+
+def _write_attempt(out: Path, record: AttemptRecord) -> None:
+    write_record(out / "runs" / f"{record.order:04d}" / "attempt.json", record)
+
+
+def _totals(entries: list[dict[str, Any]]) -> dict[str, int]:
+    counts = {status: sum(e["status"] == status for e in entries) for status in STATUSES}
+    return {"attempts": len(entries), **counts,
+            "outcome_changed": sum(e["new"] is not None and e["new"]["outcome"] != e["old"]["outcome"]
+                                   for e in entries),
+            "checks_changed": sum(len(e["changed"]) for e in entries)}
+
+
+def _say(entry: dict[str, Any]) -> None:
+    head = f"#{entry['order']:04d} {entry['task_id']} arm={entry['arm']} agent={entry['agent']}"
+    if entry["status"] == "not_regradable":
+        say(entry["token"], f"{head}: not regradable: {entry['reason']}")
+        return
+    old, new = entry["old"]["outcome"], entry["new"]["outcome"]
+    changed = f"; changed: {', '.join(entry['changed'])}" if entry["changed"] else ""
+    say("APG_REGRADE_ATTEMPT", f"{head}: {entry['status']} {old} -> {new}{changed}")
