@@ -301,3 +301,28 @@ def test_outcomes_no_check_decided_stand_as_recorded(apg: Any, template: Path,
             "score": recorded[entry["order"]]["score"],
             "hidden": recorded[entry["order"]]["hidden"]["status"]}
     assert build_report(folder)["totals"] == build_report(out)["totals"]
+
+
+def test_a_state_that_cannot_be_kept_changes_no_outcome(
+        apg: Any, template: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    def full(*_args: Any) -> None:
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr("ai_proving_ground.campaigns.attempt.keep", full)
+    spec = write_spec(tmp_path / "spec.yml", {
+        "name": "full", "dataset": str(write_dataset(tmp_path / "data" / "tasks.yml")),
+        "tasks": ["dv01_view_build"],
+        "arms": {"plain": {}, "solved": {"setup": [reference_step()]}},
+        "agents": ["nop"], "repeats": 1, "seed": 5, "jobs": 1, "bed": str(template)})
+    out = tmp_path / "out"
+    assert run_campaign(RunnerOptions(spec_path=spec, out=out, beds=tmp_path / "beds",
+                                      site_step=site_step)).exit_code == 0
+    recorded = attempts(out)
+    assert sorted(r["outcome"] for r in recorded) == ["fail", "pass"]
+    for record in recorded:
+        folder = out / "runs" / f"{record['order']:04d}"
+        assert record["state"] is None and not state_dir(folder).exists()
+        assert "APG_CAMPAIGN_STATE_NOT_KEPT" in (folder / "steps.log").read_text()
+    data, _, _ = regrade(apg, out)
+    assert [(a["status"], a["token"]) for a in data["attempts"]] == \
+        [("not_regradable", "APG_REGRADE_STATE_MISSING")] * 2
