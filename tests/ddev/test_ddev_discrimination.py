@@ -45,10 +45,28 @@ def front_page_moved(state: State) -> None:
     state["config"]["system.site"]["page"]["front"] = "/kb/billing"
 
 
-# Builds beyond the view: the reference, then a change elsewhere on the site.
+# A view no fixture owns, on the site before provision (Drupal's standard install has it).
+CONTENT_VIEW = {"id": "content", "label": "Content", "status": True, "base_table": "node_field_data",
+                "display": {"default": {"id": "default", "display_plugin": "default",
+                                        "display_options": {}}}}
+
+
+def unrelated_view_edited(state: State) -> None:
+    state["config"]["views.view.content"]["label"] = "All content"
+
+
+def unrelated_config_added(state: State) -> None:
+    state["config"]["user.role.reviewer"] = {"id": "reviewer", "label": "Reviewer",
+                                             "permissions": ["access content"]}
+
+
+# Builds beyond the view: the reference, then a change elsewhere on the site. The last two are
+# seen only by comparing the whole config with the baseline's export.
 SITE_BUILDS: dict[str, tuple[Callable[[State], None], int]] = {
     "an article retitled": (retitled, 0),
     "the front page changed": (front_page_moved, 0),
+    "an unrelated view edited": (unrelated_view_edited, 0),
+    "an unrelated config object created": (unrelated_config_added, 0),
 }
 
 
@@ -61,6 +79,10 @@ def grade(bed: Path) -> tuple[int, list[str], int]:
 
 def test_dv01_tells_builds_apart_through_the_ddev_driver(bed: Path, stub: Stub, cli: Cli,
                                                           tmp_path: Path) -> None:
+    assert stub.site is not None
+    before: State = json.loads(stub.site.read_text(encoding="utf-8"))
+    before["config"]["views.view.content"] = CONTENT_VIEW
+    stub.site.write_text(json.dumps(before), encoding="utf-8")
     rc, _out, err = cli(provision_cli.main, "--approot", str(bed), *TASK.fixtures)
     assert rc == 0, err
     assert stub.site is not None

@@ -2,14 +2,18 @@
 own words) is rejected, and each right build that differs from the reference still passes.
 
 One case per build. Each is applied with ``apg site`` commands to a fresh bed (a copy of one
-with the shipped fixtures) and graded with the task's own checks, as ``apg grade`` grades it;
-the reference solution must score 1 and doing nothing 0.
+made with the task's fixtures and provisioned, so its baseline holds a config export) and graded
+with the task's own checks, as ``apg grade`` grades it; the reference solution must score 1 and
+doing nothing 0. Before provision the bed gains a view no fixture owns (``views.view.content``,
+as Drupal's standard install has one): editing it, or adding any config object, is a change
+``site_unchanged`` sees only by comparing the whole config with the baseline's export.
 """
 
 from __future__ import annotations
 
 import copy
 import json
+import shutil
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -17,6 +21,8 @@ from typing import Any
 import pytest
 import yaml
 
+from ai_proving_ground.baselines.provision import provision
+from ai_proving_ground.bed import init_bed
 from ai_proving_ground.paths import project_dir
 from ai_proving_ground.sites.embedded.driver import EmbeddedSite
 from ai_proving_ground.tasks.checks import run_checks
@@ -66,6 +72,69 @@ def steps(*commands: list[str]) -> Build:
     return build
 
 
+# ---------------------------------------------------------------------------- the bed
+
+# A view no fixture owns, saved before provision: the baseline holds it, no fixture file does.
+CONTENT_VIEW = {
+    "id": "content", "label": "Content", "status": True, "base_table": "node_field_data",
+    "display": {"default": {"id": "default", "display_plugin": "default", "display_options": {
+        "sorts": {"changed": {"id": "changed", "table": "node_field_data", "field": "changed",
+                              "order": "DESC"}}}},
+        "page_1": {"id": "page_1", "display_plugin": "page",
+                   "display_options": {"path": "admin/content/list"}}}}
+
+
+class Templates:
+    """One bed a fixture set, made, given CONTENT_VIEW and provisioned; a test gets a copy."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self.beds: dict[tuple[str, ...], Path] = {}
+
+    def copy(self, fixtures: tuple[str, ...] | list[str], target: Path) -> Path:
+        key = tuple(sorted(fixtures))
+        if key not in self.beds:
+            template = self.root / "-".join(key) / "bed"
+            init_bed(template, list(key))
+            driver = EmbeddedSite(template)
+            with driver.session() as store:
+                driver.config_save(store, "views.view.content", CONTENT_VIEW)
+            provision(template, list(key), driver)
+            self.beds[key] = template
+        shutil.copytree(self.beds[key], target, symlinks=True)
+        return target
+
+
+@pytest.fixture(scope="session")
+def templates(tmp_path_factory: pytest.TempPathFactory) -> Templates:
+    return Templates(tmp_path_factory.mktemp("discrimination"))
+
+
+def unrelated_view_edited(site: Site, bed: Path) -> None:
+    run(site, bed, "config:set", "views.view.content", "label", "All content")
+
+
+def unrelated_config_added(site: Site, bed: Path) -> None:
+    run(site, bed, "config:set", "user.role.reviewer", "?", json.dumps(
+        {"id": "reviewer", "label": "Reviewer", "weight": 3, "is_admin": False,
+         "permissions": ["access content"]}), "--input-format=yaml")
+
+
+def anonymous_role_changed(site: Site, bed: Path) -> None:
+    run(site, bed, "config:set", "user.role.anonymous", "permissions",
+        json.dumps(["access content", "access site reports"]), "--input-format=yaml")
+
+
+# Beyond the task, whichever it is: closed by site_unchanged comparing all config.
+OUTSIDE = {"an unrelated view edited": unrelated_view_edited,
+           "an unrelated config object created": unrelated_config_added,
+           "a role no fixture owns changed": anonymous_role_changed}
+
+
+def outside(task_id: str) -> dict[str, Build]:
+    return {name: then(reference(task_id), change) for name, change in OUTSIDE.items()}
+
+
 # ---------------------------------------------------------------------------- dv01
 
 def views(parts: list[tuple[str, Change]]) -> Build:
@@ -101,6 +170,7 @@ DV01_WRONG: dict[str, Build] = {
         ["entity:update", "node", ARTICLE, "--values", '{"title": "Reset it"}'])),
     "the front page changed": then(reference("dv01_view_build"), steps(
         ["config:set", "system.site", "page.front", "/kb/billing"])),
+    **outside("dv01_view_build"),
 }
 DV01_RIGHT: dict[str, Build] = {
     "the reference solution": reference("dv01_view_build"),
@@ -157,6 +227,7 @@ CV01_WRONG: dict[str, Build] = {
     "the front page unpublished": then(reference("cv01_footer_heading"), UNPUBLISH_HOME),
     "the front page moved off /home": then(reference("cv01_footer_heading"), MOVE_HOME),
     "an article deleted": then(reference("cv01_footer_heading"), DELETE_ARTICLE),
+    **outside("cv01_footer_heading"),
 }
 CV01_RIGHT: dict[str, Build] = {
     "the reference": reference("cv01_footer_heading"),
@@ -249,6 +320,7 @@ CV02_WRONG: dict[str, Build] = {
     "the front page moved off /home": then(reference("cv02_front_page_card"), MOVE_HOME),
     "an article deleted": then(reference("cv02_front_page_card"), DELETE_ARTICLE),
     "the footer changed too": then(reference("cv02_front_page_card"), footer(HEADING)),
+    **outside("cv02_front_page_card"),
 }
 CV02_RIGHT: dict[str, Build] = {
     "the reference": reference("cv02_front_page_card"),
@@ -284,8 +356,22 @@ def grade(bed: Path, task_id: str) -> tuple[int, list[str]]:
 
 
 @pytest.mark.parametrize(("task_id", "build", "score"), TABLE)
-def test_build_is_graded_as_it_behaves(fixtures_bed: Path, site: Site, task_id: str,
-                                       build: Build, score: int) -> None:
-    build(site, fixtures_bed)
-    got, failed = grade(fixtures_bed, task_id)
+def test_build_is_graded_as_it_behaves(templates: Templates, tmp_path: Path, site: Site,
+                                       task_id: str, build: Build, score: int) -> None:
+    bed = templates.copy(task(task_id).fixtures, tmp_path / "bed")
+    build(site, bed)
+    got, failed = grade(bed, task_id)
     assert got == score, failed
+
+
+@pytest.mark.parametrize("name", sorted(OUTSIDE))
+def test_a_change_outside_the_fixtures_passes_a_baseline_without_an_export(
+        templates: Templates, tmp_path: Path, site: Site, name: str) -> None:
+    """What closed the hole: without the baseline's config export (a baseline captured before
+    provision recorded one) only the fixtures' config is compared and these builds pass."""
+    bed = templates.copy(task("dv01_view_build").fixtures, tmp_path / "bed")
+    then(reference("dv01_view_build"), OUTSIDE[name])(site, bed)
+    assert grade(bed, "dv01_view_build")[0] == 0
+    for export in (bed / ".ai-proving-ground").glob("config.*.json"):
+        export.unlink()
+    assert grade(bed, "dv01_view_build") == (1, [])

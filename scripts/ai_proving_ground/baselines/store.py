@@ -106,6 +106,11 @@ class Baseline:
         return self._file("bed", ".json")
 
     @property
+    def config_export(self) -> Path:
+        """Every config object the baseline holds (baselines/config_export.py)."""
+        return self._file("config", ".json")
+
+    @property
     def objects(self) -> Path:
         """The snapshot's file contents by sha256, shared by every set of the bed."""
         return self.directory / "objects"

@@ -1,13 +1,18 @@
 """The ``site_unchanged`` check: nothing outside what the task allows differs from the baseline.
 
-The baseline is what provision imported: the task's fixtures (their config and content files,
-their ownership claims and counts) and the base recipe's config actions (the site name, the
-front page). Live config is compared with the shipped files as ``fixture_plan.comparable_config``
-spells both (so the embedded site and Drupal compare alike), content by label, status and every
-configurable field, and an aliased entity must still be what a visitor of its alias gets (a
-page moved off its path or unpublished). A task declares what it may change in ``allow``:
-config names (an entry ending in a dot is a prefix), and content by UUID,
-``<entity_type>.<bundle>`` or ``<entity_type>``.
+Config: the whole live config is compared with the baseline's config export (every object the
+site held when provision captured the baseline, ``baselines/config_export``), so an edit to a
+config object no fixture owns (another view, the site's settings) and a new object anywhere are
+changes. A baseline captured before provision recorded that export is compared as it used to
+be: the task's fixtures' config files, no object added under their owned prefixes, and the base
+recipe's config actions (the site name, the front page). Both sides are compared as
+``fixture_plan.comparable_config`` spells them, so the embedded site and Drupal compare alike.
+
+Content: the fixtures' content files by label, status and every configurable field, their
+counts, and an aliased entity must still be what a visitor of its alias gets (a page moved off
+its path or unpublished). A task declares what it may change in ``allow``: config names (an
+entry ending in a dot is a prefix), and content by UUID, ``<entity_type>.<bundle>`` or
+``<entity_type>``.
 """
 
 from __future__ import annotations
@@ -16,6 +21,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ai_proving_ground.baselines import config_export
+from ai_proving_ground.baselines.store import Baseline as BaselineFiles
 from ai_proving_ground.fixture_plan import comparable_config
 from ai_proving_ground.fixtures import load_set
 from ai_proving_ground.paths import BASE_RECIPE_NAME, project_dir
@@ -45,22 +52,30 @@ class Baseline:
     prefixes: list[str] = field(default_factory=list)  # owned config prefixes
     content: list[ContentDoc] = field(default_factory=list)
     counts: dict[tuple[str, str], int] = field(default_factory=dict)
+    # The baseline's config export, name -> comparable data; None for an older baseline.
+    exported: dict[str, Any] | None = None
 
 
 def load_baseline(context: CheckContext) -> Baseline:
     baseline = Baseline()
     fixture_set = load_set(list(context.fixtures), context.approot, with_facts=True,
                            settings=context.settings)
+    exported = config_export.load(BaselineFiles.of(context.approot, fixture_set.key,
+                                                   context.settings))
+    if exported is not None:
+        baseline.exported = {name: comparable_config(data) for name, data in exported.items()}
     for fixture in fixture_set.fixtures:
-        for path in sorted((fixture.directory / "config").glob("*.yml")):
-            baseline.config[path.stem] = load_yaml(path, token="APG_CONFIG_INVALID")
-        baseline.prefixes += fixture.owned_config
+        if exported is None:  # the export holds the fixtures' config; an older baseline reads it
+            for path in sorted((fixture.directory / "config").glob("*.yml")):
+                baseline.config[path.stem] = load_yaml(path, token="APG_CONFIG_INVALID")
+            baseline.prefixes += fixture.owned_config
         baseline.content += load_content_dir(fixture.directory / "content")
         for entity_type, bundles in fixture.facts["counts"].items():
             for bundle, count in bundles.items():
                 key = (entity_type, bundle)
                 baseline.counts[key] = baseline.counts.get(key, 0) + int(count)
-    baseline.actions = base_actions(context.approot)
+    if exported is None:
+        baseline.actions = base_actions(context.approot)
     return baseline
 
 
@@ -100,10 +115,16 @@ class SiteUnchanged(Check):
                          for doc in self.baseline.content
                          if not self._allowed_content(doc.entity_type, doc.bundle, doc.uuid)
                          for alias in _aliases(doc)}
-        for name in [*self.baseline.config, *self.baseline.actions]:
-            plan.add(plan.config, name)
-        for prefix in self.baseline.prefixes:
-            plan.add(plan.config_prefixes, prefix)
+        if self.baseline.exported is not None:
+            # Every object the baseline held, and every name the site has now ("" lists all).
+            known = set(plan.config)
+            plan.config += [n for n in self.baseline.exported if n not in known]
+            plan.add(plan.config_prefixes, "")
+        else:
+            for name in [*self.baseline.config, *self.baseline.actions]:
+                plan.add(plan.config, name)
+            for prefix in self.baseline.prefixes:
+                plan.add(plan.config_prefixes, prefix)
         for doc in self.baseline.content:
             plan.add(plan.entities, doc.uuid)
         self._counts = {key: plan.add(plan.counts, CountQuery(*key))
@@ -117,6 +138,8 @@ class SiteUnchanged(Check):
                                                      if len(changes) > 5 else ""))
 
     def _config_changes(self, answer: StateAnswer) -> list[str]:
+        if self.baseline.exported is not None:
+            return self._export_changes(self.baseline.exported, answer)
         changes = []
         for name, shipped in sorted(self.baseline.config.items()):
             if self._allowed_config(name):
@@ -139,6 +162,21 @@ class SiteUnchanged(Check):
             for name in answer.config_names.get(prefix, []):
                 if name not in self.baseline.config and not self._allowed_config(name):
                     changes.append(f"config {name} was added")
+        return changes
+
+    def _export_changes(self, exported: dict[str, Any], answer: StateAnswer) -> list[str]:
+        """The whole config against the baseline's export: deleted, changed and added objects."""
+        changes = []
+        for name, data in sorted(exported.items()):
+            if self._allowed_config(name):
+                continue
+            live = answer.config.get(name)
+            if live is None:
+                changes.append(f"config {name} was deleted")
+            elif (now := comparable_config(live)) != data:
+                changes.append(f"config {name} was changed{_first_key(data, now)}")
+        changes += [f"config {name} was added" for name in answer.config_names.get("", [])
+                    if name not in exported and not self._allowed_config(name)]
         return changes
 
     def _content_changes(self, answer: StateAnswer) -> list[str]:
@@ -173,11 +211,16 @@ def _aliases(doc: ContentDoc) -> list[str]:
 
 
 def _first_key(shipped: Any, live: Any) -> str:
-    if isinstance(shipped, dict) and isinstance(live, dict):
-        for key in [*shipped, *(k for k in live if k not in shipped)]:
-            if shipped.get(key, MISSING) != live.get(key, MISSING):
-                return f" (at {key})"
-    return ""
+    """Where two config objects first differ, as a dotted path (`` (at page.front)``)."""
+    path = []
+    while isinstance(shipped, dict) and isinstance(live, dict):
+        key = next((k for k in [*shipped, *(k for k in live if k not in shipped)]
+                    if shipped.get(k, MISSING) != live.get(k, MISSING)), None)
+        if key is None:
+            break
+        path.append(str(key))
+        shipped, live = shipped.get(key, MISSING), live.get(key, MISSING)
+    return f" (at {'.'.join(path)})" if path else ""
 
 
 def _entity_changes(doc: ContentDoc, record: EntityRecord) -> list[str]:
