@@ -26,6 +26,8 @@ ADAPTERS = {
     # git at the agent's own, GIT_DIR): the agent's doing, so the attempt is tampered.
     "untagger": ('g="$APG_APPROOT/.git"; git --git-dir="$g" tag -l "apg-baseline-*" | '
                  'xargs git --git-dir="$g" tag -d'),
+    # Does nothing, slowly: a window to kill the runner while an agent runs (test_resume).
+    "sleeps": "sleep 0.5",
     # Never finishes on its own: agent_timeout_s must stop it.
     "hangs": "sleep 60",
     # Leaves a grandchild in a session of its own, writes both pids, then waits: only the keeper

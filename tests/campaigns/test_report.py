@@ -108,7 +108,7 @@ def test_every_outcome_has_its_column_and_infra_errors_stay_out_of_n(campaign: P
     report = build_report(campaign)
     assert report["totals"] == {"planned": PLANNED, "recorded": 22, "pass": 12, "fail": 6,
                                 "timeout": 1, "tampered": 1, "no_attempt": 1, "infra_error": 1,
-                                "judged": 21, "missing": 2, "unreadable": 3}
+                                "judged": 21, "missing": 2, "unreadable": 3, "retries": 0}
     expected = {  # (task, arm): k, n, infra errors
         ("t1", "without"): (1, 3, 0), ("t1", "with"): (2, 3, 0), ("t1", "rules"): (1, 4, 0),
         ("t2", "without"): (0, 2, 1), ("t2", "with"): (3, 3, 0),

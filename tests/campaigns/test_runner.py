@@ -26,9 +26,9 @@ from ai_proving_ground.tasks.dataset import load_dataset
 
 ATTEMPT_KEYS = {"index", "order", "task_id", "arm", "agent", "model", "repeat", "outcome",
                 "reason", "score", "hidden", "run_id", "run_status", "adapter_exit_code", "tampered",
-                "state", "started_at", "finished_at"}
+                "state", "started_at", "finished_at", "tries"}
 CAMPAIGN_KEYS = {"name", "seed", "dataset", "arms", "compare", "tasks", "agents", "models",
-                 "repeats", "jobs", "created_at", "given"}
+                 "repeats", "jobs", "created_at", "given", "provenance", "resumes"}
 
 # ---------------------------------------------------------------------------- the smoke campaign
 
@@ -43,12 +43,13 @@ def test_the_example_smoke_campaign(apg: Any, tmp_path: Path) -> None:
     campaign = json.loads((out / "campaign.json").read_text("utf-8"))
     assert set(campaign) == CAMPAIGN_KEYS
     dataset = load_dataset(PROJECT_ROOT / "datasets" / "build_tasks.yml")
-    assert {k: v for k, v in campaign.items() if k != "created_at"} == {
+    # provenance: tests/campaigns/test_provenance.py
+    assert {k: v for k, v in campaign.items() if k not in ("created_at", "provenance")} == {
         "name": "smoke", "seed": 20260101,
         "dataset": {"name": "build_tasks", "path": str(dataset.path), "sha256": dataset.sha256},
         "arms": ["nop", "oracle"], "compare": ["nop", "oracle"], "tasks": ["dv01_view_build"],
         "agents": ["nop"], "models": [None], "repeats": 2, "jobs": 2,
-        "given": {}}  # the example's arms give the agent nothing
+        "given": {}, "resumes": []}  # the example's arms give the agent nothing
 
     records = attempts(out)
     planned = [a.as_plan() for a in plan(resolve(load_spec(EXAMPLE)))]

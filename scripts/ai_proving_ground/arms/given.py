@@ -167,7 +167,7 @@ def arm_home(home: Path, run_dir: Path, given: Given, shared_home: str | None) -
     """The adapter's ``HOME`` (its run's own ``home``, made now, holding what ``given`` gives;
     or ``shared_home``, the operator's, for a host-shared adapter, which may be given nothing)."""
     if shared_home is not None:
-        if not given.empty:  # campaigns refuse this in the spec already (runner._check_agents)
+        if not given.empty:  # campaigns refuse this in the spec already (runner.check_agents)
             raise ApgError("APG_RUN_ARM_REFUSED", "a host-shared adapter runs in the operator's "
                            "HOME, where an arm's skills or instructions would stay; give the arm "
                            "an adapter with its own HOME", exit_code=2)

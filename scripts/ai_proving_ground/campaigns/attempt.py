@@ -34,7 +34,7 @@ from ai_proving_ground.campaigns.escrowed import Verdict, differences, repositor
 from ai_proving_ground.campaigns.evidence import HIDDEN_FILE, VERIFY_FILE, HiddenRecord, VerifyRecord
 from ai_proving_ground.campaigns.final_state import keep, state_dir
 from ai_proving_ground.campaigns.outcome import NOT_STARTED_EXIT_CODES, Facts, decide
-from ai_proving_ground.campaigns.records import AttemptRecord, CampaignFiles
+from ai_proving_ground.campaigns.records import INTERRUPTED, AttemptRecord, CampaignFiles
 from ai_proving_ground.campaigns.spec import Attempt, Campaign
 from ai_proving_ground.doctor import diagnose
 from ai_proving_ground.errors import ApgError
@@ -86,14 +86,16 @@ def _not_captured(what: str, exc: ApgError) -> Exception:
 class AttemptRun:
     """One attempt; :meth:`run` returns its record, written last, new-then-rename."""
 
-    def __init__(self, context: Context, job: Job | None, attempt: Attempt) -> None:
+    def __init__(self, context: Context, job: Job | None, attempt: Attempt,
+                 tries: Sequence[dict[str, Any]] = ()) -> None:
         self.context = context
         self.job = job
         self.attempt = attempt
         self.directory = context.files.attempt_dir(attempt.order)
         self.directory.mkdir(parents=True, exist_ok=True)
         self.verifier = context.campaign.verifiers.get(attempt.task_id)
-        self.record = AttemptRecord.planned(attempt, now_iso(), self.verifier is not None)
+        # tries: the earlier tries of this attempt, when it is tried again (campaigns.retry).
+        self.record = AttemptRecord.planned(attempt, now_iso(), self.verifier is not None, tries)
         self.facts = Facts(hidden_status="absent" if self.verifier is None else "not_run")
         self.verify = VerifyRecord()
         self.run_dir: Path | None = None
@@ -129,8 +131,10 @@ class AttemptRun:
 
     def conclude(self) -> AttemptRecord:
         outcome, reason = decide(self.facts)
-        if self.context.stop.is_set() and outcome == "infra_error" and "interrupted" not in reason:
-            reason = f"interrupted ({reason})"
+        # A resume runs again what starts so (records.AttemptRecord.interrupted).
+        if self.context.stop.is_set() and outcome == "infra_error" and \
+                not reason.startswith(INTERRUPTED):
+            reason = f"{INTERRUPTED} ({reason})"
         self.record = replace(self.record, outcome=outcome, reason=reason,
                               tampered=outcome == "tampered", finished_at=now_iso())
         if self.verify.ran:

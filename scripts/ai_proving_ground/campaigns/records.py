@@ -13,6 +13,7 @@ report share one definition. The plan's lines are :class:`spec.Attempt` values
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar
@@ -22,6 +23,8 @@ from ai_proving_ground.errors import ApgError
 from ai_proving_ground.fsutil import atomic_write_text
 from ai_proving_ground.records import RECORD_INVALID, FieldsRecord, parse_record, read_record
 
+# How the reason of an attempt stopped by an interrupt begins (campaigns.attempt says it so).
+INTERRUPTED = "interrupted"
 OUTCOMES = ("pass", "fail", "timeout", "tampered", "no_attempt", "infra_error")
 # Outcomes the agent is answerable for: they count in k/n (only "pass" counts in k).
 JUDGED = ("pass", "fail", "timeout", "tampered", "no_attempt")
@@ -71,6 +74,15 @@ class CampaignFiles:
     def attempt(self, order: int) -> Path:
         return self.attempt_dir(order) / "attempt.json"
 
+    def tries(self, order: int) -> Path:
+        """An attempt's earlier tries, ``tries/<k>/`` each (campaigns.retry)."""
+        return self.attempt_dir(order) / "tries"
+
+    @property
+    def discarded(self) -> Path:
+        """Half-written attempts a resume set aside, ``discarded/<order>.<n>/`` each."""
+        return self.directory / "discarded"
+
 
 @dataclass(frozen=True)
 class CampaignRecord(FieldsRecord):
@@ -92,9 +104,15 @@ class CampaignRecord(FieldsRecord):
     # Arm name -> what it gives the agent, by hash (arms.given.ArmRecord); arms giving nothing
     # are absent. Each run's own arm.json says the same for that run.
     given: dict[str, dict[str, Any]] = field(default_factory=dict)
+    # What the campaign ran on (campaigns.provenance.collect); absent in records written before
+    # it existed, which a resume cannot compare.
+    provenance: dict[str, Any] = field(default_factory=dict)
+    # One entry per apg campaign resume: when, and the changed fingerprints it was forced past.
+    resumes: list[dict[str, Any]] = field(default_factory=list)
 
     @classmethod
-    def of(cls, campaign: Campaign, jobs: int, created_at: str) -> CampaignRecord:
+    def of(cls, campaign: Campaign, jobs: int, created_at: str,
+           provenance: dict[str, Any] | None = None) -> CampaignRecord:
         spec, dataset = campaign.spec, campaign.dataset
         return cls(name=spec.name, seed=spec.seed,
                    dataset={"name": dataset.name, "path": str(dataset.path),
@@ -104,7 +122,8 @@ class CampaignRecord(FieldsRecord):
                    models=list(spec.models), repeats=spec.repeats, jobs=jobs,
                    created_at=created_at,
                    given={arm.name: arm.given.record().as_json() for arm in spec.arms
-                          if arm.given.recorded})
+                          if arm.given.recorded},
+                   provenance=provenance or {})
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> CampaignRecord:
@@ -149,13 +168,24 @@ class AttemptRecord(Attempt):
     # The final site state kept for re-grading (campaigns.final_state.StateRecord: its files'
     # sizes and hashes); None: none was kept (a tampered attempt, or one that never got so far).
     state: dict[str, Any] | None = None
+    # The earlier tries of this attempt, each an infrastructure error that was retried
+    # (campaigns.retry): {"try": k, "outcome", "reason", "started_at", "finished_at"}; their
+    # files are in tries/<k>/.
+    tries: list[dict[str, Any]] = field(default_factory=list)
 
     @classmethod
-    def planned(cls, attempt: Attempt, started_at: str, has_hidden: bool) -> AttemptRecord:
+    def planned(cls, attempt: Attempt, started_at: str, has_hidden: bool,
+                tries: Sequence[dict[str, Any]] = ()) -> AttemptRecord:
         """The record of an attempt not yet decided (an infra error until it is)."""
         return cls(**attempt.as_plan(), outcome="infra_error", reason="not finished",
                    started_at=started_at,
-                   hidden={"status": "not_run" if has_hidden else "absent", "checks": []})
+                   hidden={"status": "not_run" if has_hidden else "absent", "checks": []},
+                   tries=list(tries))
+
+    @property
+    def interrupted(self) -> bool:
+        """Stopped by Ctrl-C, not done: a resume runs it again."""
+        return self.outcome == "infra_error" and self.reason.startswith(INTERRUPTED)
 
     @property
     def cell(self) -> tuple[str, str, str, str | None]:

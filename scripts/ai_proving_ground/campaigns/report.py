@@ -38,6 +38,7 @@ from ai_proving_ground.campaigns.spec import Attempt
 from ai_proving_ground.campaigns.stats import paired_effect, pass_hat_k, wilson_interval
 from ai_proving_ground.errors import ApgError
 
+RUNS_UNREADABLE = "APG_CAMPAIGN_RUNS_UNREADABLE"
 HIDDEN_STATUSES = ("pass", "fail", "error", "absent", "not_run")
 SMALL_N = 10
 """Cells with fewer judged attempts than this get a note that their intervals are wide."""
@@ -71,9 +72,7 @@ def load(campaign_dir: Path | str) -> Loaded:
     except ApgError as exc:
         raise ApgError("APG_CAMPAIGN_INVALID", exc.message) from None
     loaded = Loaded(campaign=campaign, plan=plan)
-    entries = sorted(e for e in files.runs.iterdir()
-                     if e.is_dir() and not e.name.startswith(".")) if files.runs.is_dir() else []
-    for entry in entries:
+    for entry in attempt_entries(files):
         name = f"{files.runs.name}/{entry.name}/attempt.json"
         try:
             loaded.records.append((name, read_attempt(entry / "attempt.json")))
@@ -81,6 +80,25 @@ def load(campaign_dir: Path | str) -> Loaded:
             reason = exc.message.replace(str(entry / "attempt.json"), name)
             loaded.unreadable.append({"file": name, "reason": reason})
     return loaded
+
+
+def attempt_entries(files: CampaignFiles) -> list[Path]:
+    """The attempt folders under ``runs/`` (none yet: no runs/); ``runs/`` that is not a folder
+    one can list raises APG_CAMPAIGN_RUNS_UNREADABLE naming it, rather than every planned
+    attempt reading as missing."""
+    runs = files.runs
+    if not runs.exists() and not runs.is_symlink():
+        return []
+    problem = ("a symbolic link" if runs.is_symlink() else None if runs.is_dir()
+               else "a file" if runs.is_file() else "not a folder")
+    try:
+        if problem is None:
+            return sorted(e for e in runs.iterdir() if e.is_dir() and not e.name.startswith("."))
+    except OSError as exc:
+        problem = f"unreadable ({exc.strerror or exc})"
+    raise ApgError(RUNS_UNREADABLE, f"{runs} is {problem}, not the folder of attempt records, so "
+                   "no attempt can be read; put the campaign's runs/ folder back (or copy the "
+                   "campaign directory again)")
 
 
 def build_report(campaign_dir: Path | str) -> dict[str, Any]:
@@ -105,14 +123,16 @@ def build_report(campaign_dir: Path | str) -> dict[str, Any]:
 
 
 def totals(loaded: Loaded) -> dict[str, int | None]:
-    """Planned, recorded, each outcome, judged (n), missing and unreadable."""
+    """Planned, recorded, each outcome, judged (n), missing, unreadable and the infrastructure
+    errors retried (campaigns.retry: the earlier tries, never counted as outcomes)."""
     counts = {o: 0 for o in OUTCOMES}
     for _, record in loaded.records:
         counts[record.outcome] += 1
     return {"planned": None if loaded.plan is None else len(loaded.plan),
             "recorded": len(loaded.records), **counts,
             "judged": sum(counts[o] for o in JUDGED),
-            "missing": len(_missing(loaded)), "unreadable": len(loaded.unreadable)}
+            "missing": len(_missing(loaded)), "unreadable": len(loaded.unreadable),
+            "retries": sum(len(record.tries) for _, record in loaded.records)}
 
 
 def summary_line(counts: dict[str, int | None]) -> str:

@@ -4,7 +4,8 @@ Layout of the campaign directory (``--out``, default
 ``$XDG_DATA_HOME/ai-proving-ground/campaigns/<name>-<UTC time>``, ``~/.local/share`` without
 ``XDG_DATA_HOME``, whatever directory the command runs in; :class:`records.CampaignFiles` owns it):
 
-``campaign.json``   the campaign record (``schemas/campaign_record.schema.json``), written first
+``campaign.json``   the campaign record (``schemas/campaign_record.schema.json``) with its
+                    provenance (:mod:`campaigns.provenance`), written first
 ``spec.yml``        the spec as it was read; ``plan.jsonl`` the ordered plan
 ``setup.json``      the fixture set, its key and tag, the template, each job's bed and escrow
 ``escrow/job-<n>/`` job n's escrow (the runner keeps every file's hash and checks it before use)
@@ -15,6 +16,9 @@ Layout of the campaign directory (``--out``, default
                     verify.json and hidden.json are records (:mod:`campaigns.evidence`);
                     ``state/``: the final site state (:mod:`campaigns.final_state`)
 ``regrades/<time>/`` one ``apg campaign regrade`` (:mod:`campaigns.regrade`); runs/ untouched
+                    ``tries/<k>/`` the earlier tries of an infra error retried
+                    (:mod:`campaigns.retry`)
+``discarded/``      half-written attempts a resume set aside (:mod:`campaigns.resume`)
 ``report.json``     the report, recomputed from the records (``records.ReportRecord``;
                     ``report.txt`` beside it)
 
@@ -33,10 +37,12 @@ and the model's diff use the baseline tag's files, read from git once per bed, a
 patch is applied in-process. Each attempt's one outcome is decided by
 :mod:`ai_proving_ground.campaigns.outcome`.
 
-One campaign writes into one directory: the runner holds an exclusive lock on ``--out`` (an
-``flock`` on the directory itself, freed by the kernel if the runner dies) from before its first
-record to its report; a second runner on the same directory refuses (``APG_CAMPAIGN_BUSY``) and
-writes nothing there.
+One campaign writes into one directory: the runner holds an exclusive lock on ``--out``
+(:mod:`campaigns.lock`) from before its first record to its report; a second runner (or a
+resume) on the same directory refuses (``APG_CAMPAIGN_BUSY``) and writes nothing there. A runner
+killed at any point leaves a directory ``apg campaign resume`` finishes (:mod:`campaigns.resume`);
+the crash points ``campaign.started``, ``campaign.attempt-collected`` and
+``campaign.attempts-done`` (:mod:`faults`) let tests kill it between those steps.
 
 Exit codes of ``run_campaign``: 0 the matrix was completed (whatever the attempts gave); 1 it
 could not run at all (no usable bed, the output directory exists or another campaign holds it);
@@ -46,19 +52,19 @@ could not run at all (no usable bed, the output directory exists or another camp
 from __future__ import annotations
 
 import contextlib
-import fcntl
 import os
 import shutil
 import sys
 from collections import deque
-from collections.abc import Iterator
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from ai_proving_ground.campaigns import bed_folder, beds, dry_run
+from ai_proving_ground.campaigns import bed_folder, beds, dry_run, provenance
 from ai_proving_ground.campaigns.attempt import AttemptRun, Context, SiteStep
+from ai_proving_ground.campaigns.lock import Busy, only_campaign
 from ai_proving_ground.campaigns.progress import PlainProgress, Progress
 from ai_proving_ground.campaigns.records import (
     CampaignFiles,
@@ -72,6 +78,7 @@ from ai_proving_ground.campaigns.spec import Attempt, Campaign, CampaignSpec, lo
 from ai_proving_ground.errors import ApgError
 from ai_proving_ground.executors import registry
 from ai_proving_ground.executors.base import Executor, Finished
+from ai_proving_ground.faults import crashpoint
 from ai_proving_ground.records import write_record
 from ai_proving_ground.report import say
 from ai_proving_ground.sandbox.confine import SandboxOptions, choose_backend
@@ -123,13 +130,13 @@ def run_campaign(options: RunnerOptions) -> CampaignResult:
             sys.stdout.write((dry_run.json_lines if options.json else dry_run.text)(entries))
             return CampaignResult(0)
         ready.directory.mkdir(parents=True, exist_ok=True)
-        with _only_campaign(ready.directory):
+        with only_campaign(ready.directory):
             return _run_locked(ready.campaign, CampaignFiles(ready.directory), ready.attempts,
                                ready.jobs, options)
     except beds.CannotRun as exc:
         say("APG_CAMPAIGN_CANNOT_RUN", str(exc))
         return CampaignResult(1)
-    except _Busy as exc:
+    except Busy as exc:
         say("APG_CAMPAIGN_BUSY", str(exc))
         return CampaignResult(1)
 
@@ -152,7 +159,7 @@ def _preflight(options: RunnerOptions) -> _Ready:
     spec = load_spec(options.spec_path.absolute())
     campaign = resolve(spec, options.settings)
     attempts = plan(campaign)
-    _executor_name(spec, options)  # an unknown executor is usage, before anything is written
+    executor_name(spec, options)  # an unknown executor is usage, before anything is written
     jobs = max(1, min(options.jobs or spec.jobs, len(attempts)))
     if spec.ddev_beds:  # one job per DDEV project given (campaigns.beds)
         jobs = min(len(spec.ddev_beds), len(attempts))
@@ -160,7 +167,7 @@ def _preflight(options: RunnerOptions) -> _Ready:
     directory = _campaign_dir(spec, options.out, options.settings)
     bed_folder.check(options.beds)
     if directory.is_dir():
-        with _only_campaign(directory):  # held by a running campaign: say so, not "not empty"
+        with only_campaign(directory):  # held by a running campaign: say so, not "not empty"
             pass
     _refuse_used(directory)
     for bed in (spec.bed, *spec.ddev_beds[:jobs]):
@@ -168,7 +175,7 @@ def _preflight(options: RunnerOptions) -> _Ready:
             beds.check_template(campaign, bed, beds.job_settings(options.settings, campaign))
     # A template the runner is yet to make: where it will be (only shipped adapters are there).
     template = spec.bed or next(iter(spec.ddev_beds), (options.beds or directory).absolute() / "template")
-    _check_agents(spec, template)
+    check_agents(spec, template)
     return _Ready(campaign, attempts, jobs, directory, template)
 
 
@@ -179,10 +186,16 @@ def _run_locked(campaign: Campaign, files: CampaignFiles, attempts: list[Attempt
     folder = bed_folder.open_folder(campaign.spec, options.beds, options.keep_beds)
     try:
         context, job_list = _start(campaign, files, attempts, jobs, options, folder.path)
-        interrupted = _run_attempts(context, job_list, attempts,
-                                    _executor_name(campaign.spec, options), options.progress)
+        interrupted = run_attempts(context, job_list, attempts,
+                                   executor_name(campaign.spec, options), options.progress)
     finally:
         folder.close()
+    return report_and_say(files, interrupted)
+
+
+def report_and_say(files: CampaignFiles, interrupted: bool = False) -> CampaignResult:
+    """Write report.json from every record in the directory (a resume's, and those of the run it
+    resumes) and say the totals; the directory on stdout."""
     report = build_report(files.directory)
     write_record(files.report, ReportRecord.from_json(report))
     counts = report["totals"]
@@ -191,7 +204,7 @@ def _run_locked(campaign: Campaign, files: CampaignFiles, attempts: list[Attempt
     return CampaignResult(INTERRUPTED if interrupted else 0, files.directory, report, counts)
 
 
-def _executor_name(spec: CampaignSpec, options: RunnerOptions) -> str:
+def executor_name(spec: CampaignSpec, options: RunnerOptions) -> str:
     """``--executor``, else the spec's ``executor``, else the default; a name the registry lacks
     is refused (the spec's even when ``--executor`` overrides it: the spec must stay runnable)."""
     if spec.executor is not None and spec.executor not in registry.EXECUTORS:
@@ -200,30 +213,6 @@ def _executor_name(spec: CampaignSpec, options: RunnerOptions) -> str:
         raise ApgError("APG_USAGE", f"--executor {options.executor!r}: no such executor; "
                        f"known: {registry.known()}", exit_code=2)
     return options.executor or spec.executor or registry.DEFAULT
-
-
-class _Busy(Exception):
-    """Another campaign runner holds the output directory."""
-
-
-@contextlib.contextmanager
-def _only_campaign(directory: Path) -> Iterator[None]:
-    """Hold an exclusive lock on ``directory`` or raise :class:`_Busy`.
-
-    The lock is an ``flock`` on the directory itself, not on a file inside it: a lock file would
-    make the directory non-empty before the lock is held, and a loser would have written into
-    the winner's directory. The kernel frees it when the runner dies, so a crashed campaign
-    leaves no stale lock."""
-    fd = os.open(directory, os.O_RDONLY | os.O_DIRECTORY)  # not inherited by children (PEP 446)
-    try:
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            raise _Busy(f"another apg campaign run is writing into {directory}; nothing was "
-                        "written. Wait for it to finish, or pass a new --out directory") from None
-        yield
-    finally:
-        os.close(fd)  # closing releases the flock
 
 
 def _campaign_dir(spec: CampaignSpec, out: Path | None, settings: Settings) -> Path:
@@ -239,11 +228,16 @@ def _campaign_dir(spec: CampaignSpec, out: Path | None, settings: Settings) -> P
 
 
 def _refuse_used(directory: Path) -> None:
-    if directory.exists() and (not directory.is_dir() or any(directory.iterdir())):
+    """A used directory is refused. The new file of a campaign.json a killed runner never
+    renamed into place (fsutil's ``.<name>.*.new``) does not count: nothing was recorded."""
+    leftover = f".{CampaignFiles(directory).campaign.name}."
+    if directory.exists() and (not directory.is_dir() or any(
+            not (e.name.startswith(leftover) and e.name.endswith(".new"))
+            for e in directory.iterdir())):
         raise beds.CannotRun(f"{directory} exists and is not empty; pass a new --out directory")
 
 
-def _check_agents(spec: CampaignSpec, template: Path) -> None:
+def check_agents(spec: CampaignSpec, template: Path) -> None:
     """Every agent resolves (on a template the runner is yet to make, only the shipped adapters
     can), and every arm's env passes each adapter's allow-list."""
     for where, name, arms in spec.adapter_refs():  # the agents axis, then arms' own adapters
@@ -263,18 +257,48 @@ def _check_agents(spec: CampaignSpec, template: Path) -> None:
 
 def _start(campaign: Campaign, files: CampaignFiles, attempts: list[Attempt], jobs: int,
            options: RunnerOptions, folder: Path | None) -> tuple[Context, list[beds.Job]]:
-    """The template, the campaign's own records and one ready bed per job (in ``folder``;
-    None: DDEV projects, used in place)."""
-    spec, settings = campaign.spec, beds.job_settings(options.settings, campaign)
-    if folder is None:  # DDEV projects are used in place: no template to make, no bed folder
-        bed_root, template = spec.ddev_beds[0].parent, spec.ddev_beds[0]
-    else:
-        bed_root = folder
-        template = spec.bed or beds.make_template(campaign, bed_root / "template", settings)
-    _, tag = beds.check_template(campaign, template, settings)
-    shutil.copyfile(spec.path, files.spec)
+    """The template, the campaign's own records (campaign.json first: a directory holding it is
+    one ``apg campaign resume`` can finish) and one ready bed per job (in ``folder``; None: DDEV
+    projects, used in place)."""
+    settings = beds.job_settings(options.settings, campaign)
+    beds_at = template_for(campaign, settings, folder)
+    # PATH as the adapters get it: provenance asks each agent CLI its --version.
+    found = provenance.collect(campaign, beds_at.template, settings, os.environ)
+    write_record(files.campaign, CampaignRecord.of(campaign, jobs, now_iso(), found))
+    shutil.copyfile(campaign.spec.path, files.spec)
     write_plan(files.plan, attempts)
-    write_record(files.campaign, CampaignRecord.of(campaign, jobs, now_iso()))
+    return open_jobs(campaign, files, beds_at, jobs, options)
+
+
+@dataclass(frozen=True)
+class BedsAt:
+    """Where the job beds go, the template they are cloned from and its baseline tag."""
+
+    root: Path
+    template: Path
+    tag: str
+
+
+def template_for(campaign: Campaign, settings: Settings, folder: Path | None,
+                 made: Path | None = None) -> BedsAt:
+    """The spec's bed, else ``made`` (a template an earlier run made), else a new one in
+    ``folder`` (None: DDEV projects, used in place); checked to clone and reset
+    (beds.CannotRun when it cannot)."""
+    spec = campaign.spec
+    if folder is None:  # DDEV projects are used in place: no template to make, no bed folder
+        root, template = spec.ddev_beds[0].parent, spec.ddev_beds[0]
+    else:
+        root = folder
+        template = spec.bed or made or beds.make_template(campaign, root / "template", settings)
+    _, tag = beds.check_template(campaign, template, settings)
+    return BedsAt(root, template, tag)
+
+
+def open_jobs(campaign: Campaign, files: CampaignFiles, beds_at: BedsAt, jobs: int,
+              options: RunnerOptions) -> tuple[Context, list[beds.Job]]:
+    """One freshly cloned (DDEV: reset in place), escrowed and reset bed per job; setup.json."""
+    spec, settings = campaign.spec, beds.job_settings(options.settings, campaign)
+    template, tag, bed_root = beds_at.template, beds_at.tag, beds_at.root
     job_list = (beds.prepare_ddev_jobs(campaign, list(spec.ddev_beds[:jobs]), tag, files.escrow,
                                        settings) if spec.ddev_beds else
                 beds.prepare_jobs(campaign, template, tag, bed_root, files.escrow, jobs, settings))
@@ -294,14 +318,16 @@ def _start(campaign: Campaign, files: CampaignFiles, attempts: list[Attempt], jo
 # ---------------------------------------------------------------------------- the attempts
 
 
-def _run_attempts(context: Context, job_list: list[beds.Job], attempts: list[Attempt],
-                  executor_name: str, progress: Progress) -> bool:
+def run_attempts(context: Context, job_list: list[beds.Job], attempts: list[Attempt],
+                 executor: str, progress: Progress, planned: int | None = None,
+                 recorded: Mapping[str, int] | None = None) -> bool:
     """Attempts start in plan order, each job taking the next when its last is collected; every
     step goes through the executor (:mod:`ai_proving_ground.executors`). Whether it was
-    interrupted."""
-    lanes = _Lanes(registry.open_executor(executor_name, context, job_list), deque(attempts),
+    interrupted. A resume gives the whole plan's size and the outcomes already ``recorded``."""
+    crashpoint("campaign.started")
+    lanes = _Lanes(registry.open_executor(executor, context, job_list), deque(attempts),
                    progress)
-    progress.begin(context.campaign.spec.name, len(attempts))
+    progress.begin(context.campaign.spec.name, planned or len(attempts), recorded)
     try:  # the display comes down however the attempts end
         try:
             for job in job_list:
@@ -320,6 +346,7 @@ def _run_attempts(context: Context, job_list: list[beds.Job], attempts: list[Att
             progress.finished("no bed", attempt, record.outcome, record.reason)
     finally:
         progress.close()
+    crashpoint("campaign.attempts-done")
     return lanes.stopping
 
 
@@ -353,6 +380,8 @@ class _Lanes:
         job, attempt, record = finished.job, finished.attempt, finished.record
         self.progress.finished(job.name, attempt, None if record is None else record.outcome,
                                "" if record is None else record.reason)
+        if record is not None:
+            crashpoint("campaign.attempt-collected")
         if finished.error is not None:  # a bug: that lane stops, the others go on
             problem = finished.error
             say("APG_CAMPAIGN_JOB_LOST", f"{job.name}: {type(problem).__name__}: {problem}")

@@ -77,6 +77,7 @@ class CampaignSpec:
     ddev_beds: tuple[Path, ...] = ()  # DDEV projects, one job each (campaigns.beds)
     executor: str | None = None  # what runs the attempts (None: executors.registry.DEFAULT;
     # the runner checks the name against the registry, which imports the campaign modules)
+    infra_retries: int = 0  # retries.infra_error: tries after an infra_error (campaigns.retry)
 
     @property
     def path(self) -> Path:
@@ -181,6 +182,7 @@ def load_spec(path: Path) -> CampaignSpec:
         bed=(path.parent / data["bed"]).absolute() if "bed" in data else None,
         ddev_beds=tuple((path.parent / bed).absolute() for bed in data.get("ddev_beds", ())),
         executor=data.get("executor"),
+        infra_retries=int((data.get("retries") or {}).get("infra_error", 0)),
     )
     if spec.bed is not None and spec.ddev_beds:
         spec.fail(["ddev_beds"], "give bed (an embedded bed to clone) or ddev_beds (DDEV "

@@ -13,7 +13,8 @@ temporary folder) are named at the start and removed at the end unless ``--keep-
 smoke campaign. After the matrix, report.json and report.txt are written beside the records.
 
 ``report`` (``apg campaign report DIR [--json]``) prints the statistics of a campaign directory
-(offline: no bed needed).
+(offline: no bed needed). ``resume`` (``apg campaign resume DIR [--force]``) finishes a campaign
+a killed run left (``cli/campaign_resume.py``).
 
 Exit codes (run): 0 the matrix was completed, whatever the attempts gave (infrastructure errors
 are recorded per attempt, APG_CAMPAIGN_ATTEMPT, and never count as agent failures); 1 it could
@@ -30,7 +31,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from ai_proving_ground import report
-from ai_proving_ground.cli import campaign_regrade, campaign_report, site
+from ai_proving_ground.cli import campaign_regrade, campaign_report, campaign_resume, site
 from ai_proving_ground.cli.common import ArgumentParser, positive_int, run
 from ai_proving_ground.fsutil import atomic_write_text
 from ai_proving_ground.settings import Settings
@@ -79,6 +80,7 @@ def build_parser() -> ArgumentParser:
     sub.add_parser("report", help="print a campaign directory's statistics", add_help=False)
     sub.add_parser("regrade", help="grade a campaign's kept final states again, offline",
                    add_help=False)
+    sub.add_parser("resume", help="finish a killed campaign directory", add_help=False)
     return parser
 
 
@@ -89,6 +91,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return campaign_report.main(args_list[1:])
     if args_list[:1] == ["regrade"]:  # as report: its own options
         return campaign_regrade.main(args_list[1:])
+    if args_list[:1] == ["resume"]:  # campaign_resume owns its options too
+        return campaign_resume.main(args_list[1:], site_step)
     parser = build_parser()
     args = parser.parse_args(args_list)
     if args.json and not args.dry_run:  # the run's data on stdout is its directory, one line

@@ -12,7 +12,8 @@ model it ran with (``campaigns/gate.py``); one line each on stderr, APG_CAMPAIGN
 APG_CAMPAIGN_GATE_FAILED.
 
 Exit codes: 0 report printed (and every gate held); 1 APG_CAMPAIGN_INVALID (campaign.json or
-plan.jsonl unreadable or off-schema); 2 APG_CAMPAIGN_NOT_FOUND (no campaign.json in DIR) or usage
+plan.jsonl unreadable or off-schema, or APG_CAMPAIGN_RUNS_UNREADABLE: runs/ is a
+file, a link or cannot be listed); 2 APG_CAMPAIGN_NOT_FOUND (no campaign.json in DIR) or usage
 (a gate that is not ARM=MIN, an arm the campaign does not have); 3 a gate failed
 (APG_CAMPAIGN_GATE_FAILED; the report is printed all the same).
 """
@@ -65,7 +66,8 @@ def render_text(report: dict[str, Any]) -> str:
     campaign, totals = report["campaign"], report["totals"]
     lines = [f"Campaign {campaign['name']} (seed {campaign['seed']}): {summary_line(totals)}; "
              f"{totals['judged']} judged (k/n), {totals['infra_error']} infra errors never "
-             "counted against the agent",
+             "counted against the agent"
+             + (f", {totals['retries']} more retried" if totals.get("retries") else ""),
              "", "Cells: k/n rate [95% Wilson]; outcomes; hidden verifier "
              + "/".join(HIDDEN_STATUSES)]
     cells = [{"task": c["task_id"], "arm": c["arm"], "agent": c["agent"],

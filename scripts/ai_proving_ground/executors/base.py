@@ -11,9 +11,9 @@ directory. The bed work of one attempt is :func:`run_on_bed`, the same for every
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Protocol
+from typing import Any, Protocol
 
-from ai_proving_ground.campaigns import beds
+from ai_proving_ground.campaigns import beds, retry
 from ai_proving_ground.campaigns.attempt import AttemptRun, Context
 from ai_proving_ground.campaigns.records import AttemptRecord
 from ai_proving_ground.campaigns.spec import Attempt
@@ -58,17 +58,21 @@ class Executor(Protocol):
 
 def run_on_bed(context: Context, job: beds.Job, attempt: Attempt) -> Finished:
     """One attempt on the job's bed, its record written; a bed it set aside replaced by a fresh
-    one before the job takes another attempt."""
+    one before the job takes another attempt (or tries this one again: campaigns.retry)."""
     if context.stop.is_set():  # submitted, never started: an interrupted campaign leaves it out
         return Finished(job, attempt, None)
-    run = AttemptRun(context, job, attempt)
-    record = run.run()
-    if run.set_aside is not None:
-        try:
-            beds.replace_bed(context.campaign, context.template, job,
-                             f"{run.set_aside}-{attempt.order:04d}")
-        except (OSError, ApgError) as exc:
-            return Finished(job, attempt, record, lost=f"could not replace its bed: {exc}")
-        except Exception as exc:  # a bug: the attempt's record stands, the job stops
-            return Finished(job, attempt, record, error=exc)
-    return Finished(job, attempt, record)
+    tries: list[dict[str, Any]] = []
+    while True:
+        run = AttemptRun(context, job, attempt, tries)
+        record = run.run()
+        if run.set_aside is not None:
+            label = f"{run.set_aside}-{attempt.order:04d}" + (f".{len(tries)}" if tries else "")
+            try:
+                beds.replace_bed(context.campaign, context.template, job, label)
+            except (OSError, ApgError) as exc:
+                return Finished(job, attempt, record, lost=f"could not replace its bed: {exc}")
+            except Exception as exc:  # a bug: the attempt's record stands, the job stops
+                return Finished(job, attempt, record, error=exc)
+        if not retry.again(context, record):
+            return Finished(job, attempt, record)
+        tries = retry.keep_try(context, record)
