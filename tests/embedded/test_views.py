@@ -455,6 +455,48 @@ def test_grouped_exposed_filter_uses_default_group() -> None:
         filtered("type", "in", {}, "bundle", **extra)
 
 
+def typed(field: str, operator: str, value: Any, plugin: str, exposed: dict[str, str],
+          **expose: Any) -> list[str]:
+    """The rows a visitor who typed ``exposed`` gets from one exposed filter (identifier q)."""
+    view = make_view(one_filter(field, operator, value, plugin, exposed=True,
+                                expose={"identifier": "q", "operator_id": "q_op", **expose}))
+    return uuids(execute_view("test_view", view, "default", NODES, exposed=exposed))
+
+
+@pytest.mark.parametrize(
+    ("field", "operator", "plugin", "input", "expected"),
+    [
+        ("title", "contains", "string", {"q": "guide"}, ["n1", "n3"]),
+        ("title", "not", "string", {"q": "guide"}, ["n2", "n4", "n5"]),  # the inverse
+        ("field_score_value", ">=", "numeric", {"q": "10"}, ["n2", "n3"]),
+        ("type", "in", "bundle", {"q": "kb_doc"}, ["n4"]),
+        ("type", "in", "bundle", {"q": "All"}, ["n1", "n2", "n3", "n4", "n5"]),  # "- Any -"
+        ("title", "contains", "string", {"q": ""}, ["n1", "n2", "n3", "n4", "n5"]),  # left empty
+        ("title", "contains", "string", {"other": "guide"}, ["n1", "n2", "n3", "n4", "n5"]),
+    ],
+)
+def test_exposed_filters_read_what_the_visitor_typed(
+    field: str, operator: str, plugin: str, input: dict[str, str], expected: list[str]
+) -> None:
+    assert typed(field, operator, "", plugin, input) == expected
+
+
+def test_an_exposed_operator_is_read_only_when_the_filter_exposes_it() -> None:
+    given = {"q": "guide", "q_op": "not"}
+    assert typed("title", "contains", "", "string", given) == ["n1", "n3"]
+    assert typed("title", "contains", "", "string", given, use_operator=True) == \
+        ["n2", "n4", "n5"]
+
+
+def test_a_grouped_exposed_filter_reads_the_visitors_choice() -> None:
+    info: dict[str, Any] = {"identifier": "kind", "default_group": "All", "group_items": {
+        1: {"title": "Docs", "operator": "in", "value": {"kb_doc": "kb_doc"}}}}
+    view = make_view(one_filter("type", "in", {}, "bundle", exposed=True, is_grouped=True,
+                                group_info=info))
+    assert uuids(execute_view("test_view", view, "default", NODES, exposed={"kind": "1"})) == ["n4"]
+    assert len(uuids(execute_view("test_view", view, "default", NODES))) == 5
+
+
 # ---------------------------------------------------------------------------- sorts
 
 
@@ -517,6 +559,18 @@ def test_pager(pager: dict[str, Any], expected: list[str], total: int) -> None:
     result = run(make_view({"pager": pager}))
     assert uuids(result) == expected
     assert result.total_rows == total
+
+
+@pytest.mark.parametrize(
+    ("pager_type", "expected"),
+    [("full", ["n3", "n4"]), ("mini", ["n3", "n4"]),
+     # No links, no page: some and none show what they show on the first visit.
+     ("some", ["n1", "n2"]), ("none", ["n1", "n2", "n3", "n4", "n5"])],
+)
+def test_the_pagers_page_moves_the_window_only_for_a_pager_with_links(
+        pager_type: str, expected: list[str]) -> None:
+    view = make_view({"pager": {"type": pager_type, "options": {"items_per_page": 2, "offset": 0}}})
+    assert uuids(execute_view("test_view", view, "default", NODES, pager_page=1)) == expected
 
 
 def test_missing_pager_defaults_to_ten_items() -> None:
