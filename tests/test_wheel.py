@@ -76,6 +76,8 @@ def test_the_wheel_carries_every_shipped_file_and_the_license(wheel: Path) -> No
     for adapter in ("oracle", "nop", "manual"):
         assert modes[f"ai_proving_ground/_data/ddev/agents/{adapter}"] & 0o111, adapter
     assert "ai_proving_ground/py.typed" in names
+    for template in ("base", "report", "attempt", "results"):
+        assert f"ai_proving_ground/viewer/templates/{template}.html.j2" in names, template
     assert any(n.endswith(".dist-info/licenses/LICENSE") for n in names)
     assert "License-Expression: GPL-2.0-or-later" in metadata
     assert "Requires-Dist: sh" not in metadata
@@ -115,6 +117,13 @@ def test_the_installed_apg_runs_the_demo_loop_outside_the_checkout(venv: Path, t
         envelope = json.loads(graded.stdout)
         assert envelope["evaluation_results"][0]["score_details"]["score"] == expected, agent
     assert not (work / ".ai-proving-ground").exists()
+    # A campaign from the installed copy writes its report pages (the templates are in the wheel).
+    campaign = work / "campaign"
+    _ok(_run([apg, "campaign", "run", str(shipped_root / "campaigns" / "example.yml"),
+              "--out", str(campaign)], work, env))
+    viewed = _ok(_run([apg, "view", str(campaign), "--static"], work, env))
+    assert viewed.stdout.strip() == str(campaign / "report.html")
+    assert "Per arm, pooled over tasks" in (campaign / "report.html").read_text(encoding="utf-8")
 
 
 def test_the_demo_closing_hint_runs_as_printed(venv: Path, tmp_path: Path) -> None:

@@ -10,7 +10,8 @@ temporary folder) are named at the start and removed at the end unless ``--keep-
 ``--dry-run`` makes every check the run makes, then prints what each attempt would get
 (``--json``: as JSON lines) and writes nothing. The spec's format is
 ``scripts/ai_proving_ground/schemas/campaign.schema.json``; ``campaigns/example.yml`` is a
-smoke campaign. After the matrix, report.json and report.txt are written beside the records.
+smoke campaign. After the matrix, report.json, report.txt, report.md and report.html (with a
+page per attempt under attempts/) are written beside the records (APG_CAMPAIGN_REPORT).
 
 ``report`` (``apg campaign report DIR [--json]``) prints the statistics of a campaign directory
 (offline: no bed needed). ``resume`` (``apg campaign resume DIR [--force]``) finishes a campaign
@@ -29,6 +30,7 @@ import io
 import sys
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 from ai_proving_ground import report
 from ai_proving_ground.cli import campaign_regrade, campaign_report, campaign_resume, site
@@ -110,11 +112,21 @@ def main(argv: Sequence[str] | None = None) -> int:
             site_step=site_step, progress=progress.for_stream(report.stderr(), settings.no_color))
         result = runner.run_campaign(options)
         if result.report is not None and result.directory is not None:
-            atomic_write_text(result.directory / "report.txt",
-                              campaign_report.render_text(result.report))
+            write_reports(result.directory, result.report)
         return result.exit_code
 
     return run(act)
+
+
+def write_reports(directory: Path, built: dict[str, Any]) -> None:
+    """report.txt, report.md, report.html and the attempt pages, beside report.json."""
+    # Lazy for start-up time: only a finished campaign needs the renderer (Jinja2, matplotlib).
+    from ai_proving_ground.viewer.render import write_reports as write_pages
+
+    atomic_write_text(directory / "report.txt", campaign_report.render_text(built))
+    written = write_pages(directory, built)
+    report.say("APG_CAMPAIGN_REPORT", f"{written.html} (and {written.markdown.name}, "
+               f"{written.attempts} attempt page(s); apg view {directory} serves them)")
 
 
 if __name__ == "__main__":

@@ -29,7 +29,8 @@ from typing import Any
 from ai_proving_ground.campaigns.cost import cost_line
 from ai_proving_ground.campaigns.gate import Gate, evaluate
 from ai_proving_ground.campaigns.records import OUTCOMES
-from ai_proving_ground.campaigns.report import HIDDEN_STATUSES, SMALL_N, build_report, summary_line
+from ai_proving_ground.campaigns.report import HIDDEN_STATUSES, build_report, summary_line
+from ai_proving_ground.campaigns.wording import effect_lines, model_name, notes, plural
 from ai_proving_ground.cli.common import ArgumentParser, render, run
 from ai_proving_ground.report import say
 
@@ -71,72 +72,34 @@ def render_text(report: dict[str, Any]) -> str:
              "", "Cells: k/n rate [95% Wilson]; outcomes; hidden verifier "
              + "/".join(HIDDEN_STATUSES)]
     cells = [{"task": c["task_id"], "arm": c["arm"], "agent": c["agent"],
-              "model": _model(c["model"]), "result": _result(c),
+              "model": model_name(c["model"]), "result": _result(c),
               **{_SHORT[o]: c["outcomes"][o] for o in OUTCOMES},
               "hidden": "/".join(str(c["hidden"][s]) for s in HIDDEN_STATUSES)}
              for c in report["cells"]]
     lines.append(render(cells, "table").rstrip("\n") if cells else "(no attempts recorded)")
     if report["arms"]:
         lines += ["", "Arms pooled over tasks: k/n rate [95% Wilson]; pass^k over tasks as cases"]
-        arms = [{"arm": r["arm"], "agent": r["agent"], "model": _model(r["model"]),
+        arms = [{"arm": r["arm"], "agent": r["agent"], "model": model_name(r["model"]),
                  "result": _result(r),
                  "pass^k": "-" if r["pass_hat_k"] is None
-                 else f"{r['pass_hat_k']:.2f} ({_plural(r['pass_hat_k_cases'], 'task')})",
+                 else f"{r['pass_hat_k']:.2f} ({plural(r['pass_hat_k_cases'], 'task')})",
                  "infra": r["infra_errors"]} for r in report["arms"]]
         lines.append(render(arms, "table").rstrip("\n"))
-    lines += ["", *_effect_lines(report)]
+    lines += ["", *effect_lines(report)]
     if report.get("cost"):
         lines += ["", cost_line(report["cost"])]
     lines += [f"  unreadable: {u['file']}: {u['reason']}" for u in report["unreadable"]]
     if report["missing"]:
-        lines.append(f"  missing: {_plural(len(report['missing']), 'planned attempt')} without a "
+        lines.append(f"  missing: {plural(len(report['missing']), 'planned attempt')} without a "
                      f"record (orders {', '.join(str(m['order']) for m in report['missing'][:20])})")
-    notes = [f"warning: {w}" for w in report["warnings"]] + _notes(report)
-    return "\n".join(lines + (["", *notes] if notes else [])) + "\n"
-
-
-def _effect_lines(report: dict[str, Any]) -> list[str]:
-    baseline, treatment = report["campaign"]["compared"]
-    if not report["effects"]:
-        return [f"Effect {treatment} − {baseline}: no judged attempts to compare"]
-    lines = []
-    for e in report["effects"]:
-        head = f"Effect {e['treatment']} − {e['baseline']} ({e['agent']}, {_model(e['model'])}): "
-        if e["difference"] is None:
-            lines.append(head + f"not computed, {e['reason']}")
-            continue
-        rates = (f"{e['treatment']} {e['treatment_rate']:.2f}, "
-                 f"{e['baseline']} {e['baseline_rate']:.2f}")
-        lines.append(head + f"{e['difference']:+.2f} [{e['low']:+.2f}, {e['high']:+.2f}] ({rates}; "
-                     f"{e['level']:.0%} case-level bootstrap over {_plural(e['cases'], 'task')}, "
-                     f"{e['resamples']} resamples, seed {e['seed']})")
-    return lines
-
-
-def _notes(report: dict[str, Any]) -> list[str]:
-    notes = []
-    small = [c for c in report["cells"] if c["n"] < SMALL_N]
-    if small:
-        notes.append(f"note: {len(small)} of {len(report['cells'])} cells have n < {SMALL_N} "
-                     "judged attempts; their Wilson intervals are wide, read them before the rates")
-    if any(e["difference"] is not None and e["cases"] < SMALL_N for e in report["effects"]):
-        notes.append(f"note: an effect over fewer than {SMALL_N} tasks has a rough bootstrap "
-                     "interval (percentile intervals over few cases run narrow)")
-    return notes
+    said = [f"warning: {w}" for w in report["warnings"]] + notes(report)
+    return "\n".join(lines + (["", *said] if said else [])) + "\n"
 
 
 def _result(row: dict[str, Any]) -> str:
     low, high = row["wilson"]
     rate = "-" if row["rate"] is None else f"{row['rate']:.2f}"
     return f"{row['k']}/{row['n']} {rate} [{low:.2f}, {high:.2f}]"
-
-
-def _plural(count: int, noun: str) -> str:
-    return f"{count} {noun}" + ("" if count == 1 else "s")
-
-
-def _model(model: str | None) -> str:
-    return "(default)" if model is None else model
 
 
 if __name__ == "__main__":
