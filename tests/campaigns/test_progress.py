@@ -155,7 +155,7 @@ def test_a_campaign_says_its_beds_removes_them_and_writes_under_the_data_directo
     said = [line.split()[0] for line in lines if line.startswith("APG_CAMPAIGN_")]
     assert said[:2] == ["APG_CAMPAIGN_BEDS", "APG_CAMPAIGN_PLAN"]
     assert said.count("APG_CAMPAIGN_RUNNING") == 2 and said.count("APG_CAMPAIGN_ATTEMPT") == 2
-    assert said[-2:] == ["APG_CAMPAIGN_BEDS_REMOVED", "APG_CAMPAIGN_DONE"]
+    assert said[-3:] == ["APG_CAMPAIGN_BEDS_REMOVED", "APG_CAMPAIGN_DONE", "APG_CAMPAIGN_REPORT"]
     beds = Path(lines[0].split()[1].rstrip(":"))
     assert lines[0] == (f"APG_CAMPAIGN_BEDS {beds}: one bed per job, removed at the end "
                         "(--keep-beds keeps them)")

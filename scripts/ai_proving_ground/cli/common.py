@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import io
 import json
 import math
 import re
@@ -158,7 +159,6 @@ def _delimited(data: Any, fmt: str) -> str:
     inside a value written as the two characters \\t or \\n, as drush's formatter does)."""
     # Lazy for start-up time: only csv output needs the csv module.
     import csv
-    import io
 
     rows = _rows(data)
     if rows is None:
