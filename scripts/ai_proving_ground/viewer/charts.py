@@ -33,6 +33,7 @@ def rate_chart(bars: Sequence[Bar], arms: Sequence[str], title: str, chart_id: s
     """A horizontal bar per row, coloured by arm: the pass rate, its Wilson interval a whisker."""
     # Lazy for start-up time: only writing a report needs pygal.
     import pygal  # type: ignore[import-untyped]
+
     # Lazy for start-up time, likewise.
     from pygal.style import Style  # type: ignore[import-untyped]
 
