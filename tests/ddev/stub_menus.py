@@ -15,6 +15,9 @@ from typing import Any
 
 import stub_views
 
+# MenuLinkContent's base fields: an entity may be given any of them, set or not before.
+BASE_FIELDS = frozenset({"title", "description", "menu_name", "link", "external", "rediscover",
+                         "weight", "expanded", "enabled", "parent"})
 ENTITY_PATH = re.compile(r"^/?(node|taxonomy/term|user)/([0-9]+)$")
 PATH_TYPES = {"node": "node", "taxonomy/term": "taxonomy_term", "user": "user"}
 
