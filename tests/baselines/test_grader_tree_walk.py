@@ -7,7 +7,10 @@ import hashlib
 import os
 from pathlib import Path
 
+import pytest
+
 from ai_proving_ground.baselines import grader_tree
+from ai_proving_ground.fixtures import load_set
 
 
 def _tree(root: Path) -> Path:
@@ -48,3 +51,21 @@ def test_a_retargeted_link_and_a_changed_file_are_changes(tmp_path: Path) -> Non
 
 def test_an_absent_root_walks_nothing(tmp_path: Path) -> None:
     assert list(grader_tree._walk(tmp_path / "absent")) == []
+
+
+def test_read_once_reads_each_set_of_judged_files_once_in_its_block(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    root = _tree(tmp_path)
+    fixture_set = load_set([], tmp_path)
+    monkeypatch.setattr(grader_tree, "judged_roots", lambda approot, fs: [("t", root)])
+    walks: list[Path] = []
+    walk = grader_tree._walk
+    monkeypatch.setattr(grader_tree, "_walk", lambda r: walks.append(r) or walk(r))
+    with grader_tree.read_once():
+        first = grader_tree.fingerprint(tmp_path, fixture_set)
+        first["t/pkg/deep/mod.py"] = "changed by the caller"  # a copy: the next read is whole
+        (root / "pkg" / "deep" / "mod.py").write_bytes(b"x = 2\n")
+        inside = grader_tree.fingerprint(tmp_path, fixture_set)
+    assert len(walks) == 1 and inside["t/pkg/deep/mod.py"] == hashlib.sha256(b"x = 1\n").hexdigest()
+    after = grader_tree.fingerprint(tmp_path, fixture_set)  # outside the block: read again
+    assert len(walks) == 2 and after["t/pkg/deep/mod.py"] == hashlib.sha256(b"x = 2\n").hexdigest()

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import hashlib
 import os
 from collections.abc import Iterator
@@ -12,6 +14,9 @@ from ai_proving_ground.paths import PACKAGE_DIR
 
 _SKIP_DIRS = {".git", ".ai-proving-ground", "__pycache__", ".mypy_cache", ".pytest_cache"}
 _SKIP_SUFFIXES = (".pyc", ".pyo")
+# This thread's fingerprints inside :func:`read_once` (None: outside, every call reads).
+_read: contextvars.ContextVar[dict[tuple[str, ...], dict[str, str]] | None] = \
+    contextvars.ContextVar("grader_tree_read", default=None)
 
 
 def sha256_file(path: Path | str) -> str:
@@ -74,11 +79,32 @@ def judged_roots(approot: Path, fixture_set: FixtureSet) -> list[tuple[str, Path
 
 def fingerprint(approot: Path, fixture_set: FixtureSet) -> dict[str, str]:
     """label -> sha256 for every judged file."""
+    roots = judged_roots(approot, fixture_set)
+    key = tuple(f"{label}={root}" for label, root in roots)
+    read = _read.get()
+    if read is not None and key in read:
+        return dict(read[key])
     files: dict[str, str] = {}
-    for label, root in judged_roots(approot, fixture_set):
+    for label, root in roots:
         for relative, digest in _walk(root):
             files[f"{label}/{relative}"] = digest
-    return dict(sorted(files.items()))
+    files = dict(sorted(files.items()))
+    if read is not None:
+        read[key] = dict(files)
+    return files
+
+
+@contextlib.contextmanager
+def read_once() -> Iterator[None]:
+    """Inside the block, this thread reads each set of judged files once: for harness steps
+    that run back to back with nothing else on the bed between them (a campaign attempt's reset,
+    whose last step reads the judging code, and the doctor at once after it: each read was a
+    third of the attempt's fingerprinting). Outside it, and in other threads, every call reads."""
+    token = _read.set({})
+    try:
+        yield
+    finally:
+        _read.reset(token)
 
 
 def render_listing(files: dict[str, str]) -> str:

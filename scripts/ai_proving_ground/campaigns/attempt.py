@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from ai_proving_ground import proc, report
+from ai_proving_ground.baselines import grader_tree
 from ai_proving_ground.baselines.reset import reset
 from ai_proving_ground.campaigns.beds import Job
 from ai_proving_ground.campaigns.escrowed import Verdict, differences, repository_state
@@ -191,16 +192,20 @@ class AttemptRun:
 
     def _reset(self) -> None:
         job, fixtures = self._job, self.context.campaign.fixtures
-        try:
-            outcome = reset(job.bed, fixtures, job.site(), job.settings, job.tree)
-        except ApgError as exc:
-            self.set_aside = "reset-failed"
-            raise _Setup(f"reset failed: {exc}") from None
-        if outcome.failures:
-            self.set_aside = "reset-failed"
-            raise _Setup(f"reset failed: {'; '.join(outcome.failures)}")
-        # The known state must hold before an agent sees the bed: drift here is the bed's fault.
-        verdict = diagnose(job.bed, fixtures, job.site(), job.settings)
+        # Reset ends by checking the judging code; the doctor, at once after it on this thread
+        # with no agent started yet, reads the same files (grader_tree.read_once).
+        with grader_tree.read_once():
+            try:
+                outcome = reset(job.bed, fixtures, job.site(), job.settings, job.tree,
+                                job.snapshot)
+            except ApgError as exc:
+                self.set_aside = "reset-failed"
+                raise _Setup(f"reset failed: {exc}") from None
+            if outcome.failures:
+                self.set_aside = "reset-failed"
+                raise _Setup(f"reset failed: {'; '.join(outcome.failures)}")
+            # The known state must hold before an agent sees the bed: drift is the bed's fault.
+            verdict = diagnose(job.bed, fixtures, job.site(), job.settings)
         if not verdict["healthy"]:
             self.set_aside = "reset-failed"
             raise _Setup(f"the doctor found drift after reset: {_drifted(verdict)}")

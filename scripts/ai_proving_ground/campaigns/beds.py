@@ -25,7 +25,8 @@ from pathlib import Path
 
 from ai_proving_ground import proc, report
 from ai_proving_ground.baselines.provision import provision
-from ai_proving_ground.baselines.reset import require_baseline, reset
+from ai_proving_ground.baselines.reset import read_snapshot, require_baseline, reset
+from ai_proving_ground.baselines.snapshot import BedSnapshot
 from ai_proving_ground.baselines.tree import BaselineTree, read_tree
 from ai_proving_ground.bed import clone_bed, init_bed
 from ai_proving_ground.campaigns import judging
@@ -66,6 +67,9 @@ class Job:
     escrowed: Escrowed | None = None
     # Read from git when the bed is escrowed: an attempt resets and diffs against it, no git.
     tree: BaselineTree | None = None
+    # The whole-bed snapshot, read when the bed is escrowed: each reset reads no listing, and
+    # none the agent could have reached.
+    snapshot: BedSnapshot | None = None
     # A DDEV job's judging files as escrowed, to put back after tampering (campaigns.judging).
     judged: judging.JudgedFiles | None = None
     _site: SiteDriver | None = field(default=None, repr=False)
@@ -204,6 +208,7 @@ def fresh_bed(campaign: Campaign, template: Path, job: Job) -> None:
 def _escrow(campaign: Campaign, job: Job) -> None:
     job.escrowed = Escrowed.make(job.bed, campaign.fixtures, job.escrow_root, job.settings)
     job.tree = read_tree(job.bed, job.tag)
+    job.snapshot = read_snapshot(job.bed, campaign.fixtures, job.settings)
     if job.ddev:
         job.judged = judging.capture(job.bed, campaign.fixtures, job.settings)
 
