@@ -23,6 +23,7 @@ import pytest
 from campaign_kit import attempts, reference_step, write_spec
 
 from ai_proving_ground.campaigns.final_state import FILES, keep, state_dir
+from ai_proving_ground.campaigns.lock import only_campaign
 from ai_proving_ground.campaigns.report import build_report
 from ai_proving_ground.campaigns.runner import RunnerOptions, run_campaign
 from ai_proving_ground.cli.campaign import site_step
@@ -249,6 +250,13 @@ def test_the_text_report_names_each_changed_check(apg: Any, campaign: Path,
     assert sorted(row[2] for row in rows) == ["solved", "solved"]
     assert all(row[-2:] == ["pass", "fail"] for row in rows)
     assert any(line.startswith("Records in ") for line in lines)
+
+
+def test_regrade_refuses_while_a_runner_writes(apg: Any, campaign: Path) -> None:
+    with only_campaign(campaign):  # what apg campaign run and resume hold while they write
+        result = apg("campaign", "regrade", str(campaign))
+    assert result.rc == 1 and result.err.startswith("APG_CAMPAIGN_BUSY")
+    assert not (campaign / "regrades").exists()
 
 
 def test_regrade_refuses_a_directory_without_a_campaign(apg: Any, tmp_path: Path) -> None:

@@ -42,6 +42,7 @@ from ai_proving_ground import proc
 from ai_proving_ground.baselines.store import runs_dir
 from ai_proving_ground.campaigns import final_state
 from ai_proving_ground.campaigns.evidence import HIDDEN_FILE, HiddenRecord, read_hidden
+from ai_proving_ground.campaigns.lock import Busy, only_campaign
 from ai_proving_ground.campaigns.outcome import UNREADABLE, Facts, decide
 from ai_proving_ground.campaigns.records import AttemptRecord, CampaignFiles, read_setup
 from ai_proving_ground.campaigns.report import load
@@ -112,10 +113,24 @@ class _NotRegradable(Exception):
 
 
 def regrade(options: RegradeOptions) -> tuple[RegradeRecord, Path]:
-    """Grade every recorded attempt's kept state again; the record and the regrade's folder."""
-    started = now_iso()
-    loaded = load(options.directory)
+    """Grade every recorded attempt's kept state again; the record and the regrade's folder.
+    Under the campaign directory's lock (:mod:`campaigns.lock`), so that no run or resume
+    writes an attempt while it is read: ``APG_CAMPAIGN_BUSY`` (exit 1) while one does."""
     files = CampaignFiles(options.directory.absolute())
+    if not files.campaign.is_file():
+        load(files.directory)  # raises APG_CAMPAIGN_NOT_FOUND, as the report does
+    try:
+        with only_campaign(files.directory):
+            return _regrade(options, files)
+    except Busy:
+        raise ApgError("APG_CAMPAIGN_BUSY", f"an apg campaign run or resume is writing into "
+                       f"{files.directory}; nothing was regraded. Wait for it to finish, then "
+                       "regrade") from None
+
+
+def _regrade(options: RegradeOptions, files: CampaignFiles) -> tuple[RegradeRecord, Path]:
+    started = now_iso()
+    loaded = load(files.directory)
     try:
         fixtures = read_setup(files).fixtures
     except ApgError as exc:

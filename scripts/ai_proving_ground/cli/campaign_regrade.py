@@ -16,7 +16,8 @@ says why with its token (``APG_REGRADE_STATE_MISSING``, ``APG_REGRADE_STATE_TAMP
 never counted as a pass; ``APG_REGRADE_DONE`` with the totals and the folder.
 
 Exit codes: 0 the regrade was written (whatever it found); 1 APG_CAMPAIGN_INVALID (campaign.json,
-setup.json or plan.jsonl unreadable); 2 APG_CAMPAIGN_NOT_FOUND (no campaign.json in DIR), a
+setup.json or plan.jsonl unreadable) or APG_CAMPAIGN_BUSY (a run or resume is writing into DIR;
+nothing written); 2 APG_CAMPAIGN_NOT_FOUND (no campaign.json in DIR), a
 dataset that cannot be loaded, or usage.
 """
 
