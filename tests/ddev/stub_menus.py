@@ -18,8 +18,9 @@ import stub_views
 # MenuLinkContent's base fields: an entity may be given any of them, set or not before.
 BASE_FIELDS = frozenset({"title", "description", "menu_name", "link", "external", "rediscover",
                          "weight", "expanded", "enabled", "parent"})
-ENTITY_PATH = re.compile(r"^/?(node|taxonomy/term|user)/([0-9]+)$")
-PATH_TYPES = {"node": "node", "taxonomy/term": "taxonomy_term", "user": "user"}
+ENTITY_URI = re.compile(r"^([a-z0-9_]+)/([0-9]+)$")
+CANONICAL_PATH = re.compile(r"^/(node|taxonomy/term|user|page)/([0-9]+)$")
+PATH_TYPES = {"node": "node", "taxonomy/term": "taxonomy_term", "user": "user", "page": "canvas_page"}
 
 
 def menus_answer(state: Mapping[str, Any], menu_ids: list[Any]) -> dict[str, Any]:
@@ -57,22 +58,23 @@ def link_target(state: Mapping[str, Any], uri: str) -> str:
         return "<front>"
     scheme, _, rest = uri.partition(":")
     if scheme == "entity":
-        return _entity(state, rest) or f"entity:{rest}"
+        match = ENTITY_URI.match(rest)
+        return _entity(state, match.group(1), match.group(2)) if match else uri
     if scheme != "internal":
         return uri
     path = "/" + rest.split("?", 1)[0].split("#", 1)[0].strip("/")
     page = stub_views.page_answer(state, {"path": path})
     if page["claims"]:
         return str(page["claims"][0])
-    target = _entity(state, path)  # routed only when the entity exists, as the path validator does
-    return target if target and ":" in target else path
+    canonical = CANONICAL_PATH.match(path)
+    if canonical is None:
+        return path
+    # Routed only when the entity exists, as the path validator routes it.
+    target = _entity(state, PATH_TYPES[canonical.group(1)], canonical.group(2))
+    return target if ":" in target else path
 
 
-def _entity(state: Mapping[str, Any], path: str) -> str | None:
-    match = ENTITY_PATH.match(path)
-    if match is None:
-        return None
-    entity_type, entity_id = PATH_TYPES[match.group(1)], match.group(2)
+def _entity(state: Mapping[str, Any], entity_type: str, entity_id: str) -> str:
     found = next((u for u, e in state["entities"].items()
                   if e["entity_type"] == entity_type and str(e["id"]) == entity_id), None)
     return f"{entity_type}:{found}" if found else f"{entity_type}/{entity_id}"

@@ -18,7 +18,7 @@ def test_links_resolve_to_where_a_click_leads(fixtures_bed: Path) -> None:
     site.install_modules(["menu_link_content"])
     uris = ["entity:node/1", "internal:/node/2", "internal:/home", "route:<front>", "internal:/",
             "https://status.example.com", "entity:node/999", "internal:/no/such/page",
-            "internal:/node/999"]
+            "internal:/node/999", "entity:canvas_page/1", "internal:/page/1", "entity:bogus"]
     with site.session() as store:
         from ai_proving_ground.sites.embedded.bundle_api import create_menu
 
@@ -37,7 +37,8 @@ def test_links_resolve_to_where_a_click_leads(fixtures_bed: Path) -> None:
     assert [link.uri for link in menu.links] == uris  # only the menu's own links, by id
     assert [link.target for link in menu.links] == [
         f"node:{nodes[1]}", f"node:{nodes[2]}", f"canvas_page:{HOME}", "<front>", "<front>",
-        "https://status.example.com", "node/999", "/no/such/page", "/node/999"]
+        "https://status.example.com", "node/999", "/no/such/page", "/node/999",
+        f"canvas_page:{HOME}", f"canvas_page:{HOME}", "entity:bogus"]
     assert [(link.weight, link.enabled, link.expanded, link.parent) for link in menu.links][:2] == [
         (0, True, False, ""), (1, True, False, "")]
 

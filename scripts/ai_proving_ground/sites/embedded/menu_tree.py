@@ -13,10 +13,12 @@ from ai_proving_ground.sites.embedded.store import Store
 from ai_proving_ground.sites.menus import MenuLink, MenuTree
 
 FRONT = "<front>"
-# An entity's canonical path or an entity: URI: /node/3, entity:node/3 (Drupal routes both).
-_ENTITY_PATH = re.compile(r"^/?(node|taxonomy/term|user|canvas_page)/([0-9]+)$")
+# An entity: URI names the type and id (entity:taxonomy_term/3); a canonical path spells it as
+# the type's route does (/node/3, /taxonomy/term/3, /user/3, a Canvas page's /page/3).
+_ENTITY_URI = re.compile(r"^([a-z0-9_]+)/([0-9]+)$")
+_CANONICAL_PATH = re.compile(r"^/(node|taxonomy/term|user|page)/([0-9]+)$")
 _PATH_TYPES = {"node": "node", "taxonomy/term": "taxonomy_term", "user": "user",
-               "canvas_page": "canvas_page"}
+               "page": "canvas_page"}
 
 
 def read_menu(store: Store, menu_id: str, views_on: bool) -> MenuTree | None:
@@ -49,7 +51,8 @@ def resolve(store: Store, uri: str, views_on: bool) -> str:
     if uri in ("route:<front>", "internal:/", "internal:<front>"):
         return FRONT
     if scheme == "entity":
-        return _entity_target(store, rest)
+        match = _ENTITY_URI.match(rest)
+        return _entity_target(store, match.group(1), match.group(2)) if match else uri
     if scheme != "internal" or not rest.startswith("/"):
         return uri
     path = pages.normalize_path(rest.split("?", 1)[0].split("#", 1)[0])
@@ -59,20 +62,17 @@ def resolve(store: Store, uri: str, views_on: bool) -> str:
     target = pages.alias_target(store, path)
     if target is not None:
         return f"{target.entity_type}:{target.uuid}"
-    if _ENTITY_PATH.match(path):
+    canonical = _CANONICAL_PATH.match(path)
+    if canonical:
         # The path validator routes /node/3 only when node 3 exists; else it is a plain path.
-        routed = _entity_target(store, path.lstrip("/"))
+        routed = _entity_target(store, _PATH_TYPES[canonical.group(1)], canonical.group(2))
         return routed if ":" in routed else path
     routes = pages.view_routes(store, path) if views_on else []
     return routes[0] if routes else path
 
 
-def _entity_target(store: Store, rest: str) -> str:
-    """``node/3`` as ``node:<uuid>``, or as itself when no such entity exists (an ``entity:``
-    URI is routed without loading its entity)."""
-    match = _ENTITY_PATH.match(rest)
-    if match is None:
-        return f"entity:{rest}"
-    entity_type = _PATH_TYPES[match.group(1)]
-    record = store.entity_by_id(entity_type, int(match.group(2)))
-    return f"{entity_type}:{record.uuid}" if record is not None else f"{entity_type}/{match.group(2)}"
+def _entity_target(store: Store, entity_type: str, entity_id: str) -> str:
+    """The entity as ``TYPE:<uuid>``, or ``TYPE/ID`` when there is none (an ``entity:`` URI is
+    routed without loading its entity)."""
+    record = store.entity_by_id(entity_type, int(entity_id))
+    return f"{entity_type}:{record.uuid}" if record is not None else f"{entity_type}/{entity_id}"
