@@ -10,6 +10,7 @@ from __future__ import annotations
 import functools
 import hashlib
 import math
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -44,6 +45,11 @@ class Task:
     @property
     def checks(self) -> list[dict[str, Any]]:
         return list(self.data.get("checks") or [])
+
+    @property
+    def behaviour(self) -> list[dict[str, Any]]:
+        """The task's behaviour scorers (scorers/), over the agent's transcript."""
+        return list(self.data.get("behaviour") or [])
 
     @property
     def reference_steps(self) -> list[list[str]]:
@@ -160,6 +166,7 @@ def _parsed(path: Path, raw: bytes) -> tuple[Dataset, YamlDocument]:
             raise ApgError("APG_DATASET_INVALID", f"{doc.where(['tasks', index, 'id'])}: task id "
                            f"{task['id']!r} repeats tasks[{seen[task['id']]}]")
         seen[task["id"]] = index
+        _check_patterns(task, index, doc)
     if not _unchanged(path, raw):
         # dataset_sha256 and the parsed tasks must come from the same bytes.
         raise ApgError("APG_DATASET_INVALID", f"{path}: changed while it was being read; try again")
@@ -174,6 +181,19 @@ def _parsed(path: Path, raw: bytes) -> tuple[Dataset, YamlDocument]:
             t.id, t.checks, t.reference_steps, _shipped_fixtures(t.fixtures))),
     )
     return dataset, doc
+
+
+def _check_patterns(task: dict[str, Any], index: int, doc: YamlDocument) -> None:
+    """A ``commands`` behaviour's pattern must compile, or the grade would fail on it later."""
+    for number, entry in enumerate(task.get("behaviour") or []):
+        rule = "must" if "must" in entry else "must_not"
+        if entry["kind"] != "commands":
+            continue
+        try:
+            re.compile(entry[rule])
+        except re.error as exc:
+            raise ApgError("APG_DATASET_INVALID", f"{doc.where(['tasks', index, 'behaviour', number, rule])}"
+                           f": {entry[rule]!r} is not a regular expression: {exc}") from None
 
 
 def _shipped_fixtures(names: list[str]) -> list[Path]:

@@ -98,6 +98,8 @@ def verdict_line(envelope: Envelope) -> str:
     if failed is not None:
         line += (f", first failed: {failed.id} ({failed.type}): expected "
                  f"{_shown(failed.expected)}, found {_shown(failed.found)}")
+    if "behaviour_passed" in details:
+        line += f", behaviour {details['behaviour_passed']}"
     hidden = details.get("hidden_verifier")
     if hidden not in (None, "absent", "pass"):
         line += f", hidden verifier: {hidden}"

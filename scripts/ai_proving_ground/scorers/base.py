@@ -1,0 +1,87 @@
+"""The behaviour result, the registry of behaviour kinds and the run that scores a task's list.
+
+A task's ``behaviour`` entries (dataset schema, ``$defs/behaviour``) each name a ``kind`` and
+exactly one of ``must`` (the behaviour must be seen) or ``must_not`` (it must not be). A kind's
+module exposes ``observe(target, transcript) -> Observation``: whether the behaviour was seen
+and the evidence that counted. Scored results decide the verdict with the state checks; a
+reported-only one (``asked_first`` unless the entry says ``scored: true``) never does.
+"""
+
+from __future__ import annotations
+
+import importlib
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from ai_proving_ground.transcripts.record import Transcript
+
+# Behaviour kind -> the module of this package that observes it, imported when a task uses it.
+BEHAVIOUR_KINDS: dict[str, str] = {
+    "commands": "commands",
+    "asked_first": "asked",
+    "skill_loaded": "skills",
+}
+
+# Kinds reported as friction rather than scored, unless the entry says ``scored: true``.
+REPORTED_ONLY = frozenset({"asked_first"})
+
+
+@dataclass(frozen=True)
+class Observation:
+    """Whether a behaviour was seen, what showed it, and whether that rests on a heuristic."""
+
+    seen: bool
+    evidence: tuple[str, ...] = ()
+    heuristic: bool = False
+
+
+class Observer(Protocol):
+    def observe(self, target: Any, transcript: Transcript) -> Observation: ...
+
+
+@dataclass(frozen=True)
+class BehaviourResult:
+    """One behaviour entry's outcome."""
+
+    id: str
+    kind: str
+    rule: str  # "must" or "must_not"
+    target: Any  # the entry's must / must_not value
+    passed: bool
+    scored: bool
+    evidence: tuple[str, ...]
+    heuristic: bool
+    message: str = ""
+
+    def as_json(self) -> dict[str, Any]:
+        return {"id": self.id, "kind": self.kind, "rule": self.rule, "target": self.target,
+                "passed": self.passed, "scored": self.scored, "evidence": list(self.evidence),
+                "heuristic": self.heuristic, "message": self.message}
+
+
+def _observer(kind: str) -> Observer:
+    module: Observer = importlib.import_module(f"ai_proving_ground.scorers.{BEHAVIOUR_KINDS[kind]}")
+    return module
+
+
+def score_behaviour(entries: list[dict[str, Any]],
+                    transcript: Transcript | None) -> list[BehaviourResult]:
+    """Each entry scored against ``transcript``; with no transcript nothing can be shown, so a
+    ``must`` fails and a ``must_not`` fails too (an absence of evidence proves nothing)."""
+    results = []
+    for index, entry in enumerate(entries):
+        kind = str(entry["kind"])
+        rule = "must" if "must" in entry else "must_not"
+        target = entry[rule]
+        scored = bool(entry.get("scored", kind not in REPORTED_ONLY))
+        name = str(entry.get("id") or f"{kind}-{index + 1}")
+        if transcript is None:
+            results.append(BehaviourResult(name, kind, rule, target, False, scored, (), False,
+                                           "no transcript.json for this run: nothing to score"))
+            continue
+        seen = _observer(kind).observe(target, transcript)
+        passed = seen.seen if rule == "must" else not seen.seen
+        verb = "seen" if seen.seen else "not seen"
+        results.append(BehaviourResult(name, kind, rule, target, passed, scored, seen.evidence,
+                                       seen.heuristic, f"{kind} {target!r} {verb}"))
+    return results
