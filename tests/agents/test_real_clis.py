@@ -16,7 +16,7 @@ from cli_kit import NEEDS_BWRAP, TASK, Drive, Driven, bwrap_works
 from ai_proving_ground.paths import project_dir
 from ai_proving_ground.sandbox import isolate, landlock
 from ai_proving_ground.tasks.dataset import load_dataset
-from ai_proving_ground.transcripts import TRANSCRIPT_FILE, load, parse_run
+from ai_proving_ground.transcripts import TRANSCRIPT_FILE, claude_code, load, parse_run
 from support.model_server import Call, Reply, Shell, Step
 
 AGENTS = ["claude-code", "codex"]
@@ -25,8 +25,10 @@ SANDBOXES = [pytest.param("bwrap", marks=pytest.mark.skipif(not bwrap_works(), r
              pytest.param("landlock", marks=pytest.mark.skipif(
                  landlock.abi_version() == 0 or isolate.available(True) is not None,
                  reason="needs Landlock and namespaces (root, or unprivileged user namespaces)"))]
-[REFERENCE_STEP] = next(t for t in load_dataset(project_dir("datasets") / "build_tasks.yml").tasks
-                        if t.id == TASK).reference_steps
+# The view's write; the reference's later cache rebuild (drush cr) is for a real Drupal's router,
+# which the embedded bed does not need.
+REFERENCE_STEP = next(t for t in load_dataset(project_dir("datasets") / "build_tasks.yml").tasks
+                      if t.id == TASK).reference_steps[0]
 
 
 def build_script(order: str) -> list[Step]:
@@ -57,6 +59,14 @@ def check_transcript(driven: Driven, agent: str, script: list[Step]) -> dict[str
     assert transcript.final_reply == script[-1].text  # type: ignore[union-attr]
     # Offline: the raw output alone gives the same record.
     assert parse_run(driven.run_dir, agent) == transcript
+    assert (transcript.usage_source, transcript.partial) == (
+        "result" if agent == "claude-code" else "turns", False)
+    if agent == "claude-code":
+        # Stopped before its result event, the stream still holds every response's final usage.
+        raw = (driven.run_dir / claude_code.RAW_FILE).read_text(encoding="utf-8").splitlines()
+        cut = claude_code.parse("\n".join(r for r in raw if json.loads(r).get("type") != "result"))
+        assert (cut.usage.input_tokens, cut.usage.output_tokens, cut.usage_source) == (
+            sent.input_tokens, sent.output_tokens, "messages")
     summary: dict[str, Any] = driven.record["agent_transcript"]
     assert summary["file"] == TRANSCRIPT_FILE and summary["model"] == transcript.model_id
     assert summary["turns"] == transcript.turns and summary["usage"]["input_tokens"] == (

@@ -141,6 +141,40 @@ def test_a_stopped_claude_code_run_still_counts_what_happened() -> None:
     assert any("no result event" in e for e in t.errors)
 
 
+def cut_before_result(case: str) -> str:
+    """A captured Claude Code stream as a stop leaves it: everything up to its result event."""
+    lines = (DATA / "claude-code" / case / claude_code.RAW_FILE).read_text(
+        encoding="utf-8").splitlines()
+    return "\n".join(line for line in lines if json.loads(line).get("type") != "result")
+
+
+def test_a_stopped_claude_code_run_counts_each_responses_final_usage() -> None:
+    # Captured with --include-partial-messages: each response's message_delta after its
+    # assistant event gives the final output tokens (the assistant event says 1).
+    whole = parsed("claude-code", "partial-messages")
+    assert (whole.usage_source, whole.partial, whole.cost_usd) == ("result", False, 0.01338)
+    assert (whole.usage.input_tokens, whole.usage.output_tokens) == sent(3)
+    stopped = claude_code.parse(cut_before_result("partial-messages"))
+    assert (stopped.usage.input_tokens, stopped.usage.output_tokens) == sent(3)
+    # One source for tokens and cost: without the CLI's totals there is no cost to pair them with.
+    assert (stopped.usage_source, stopped.partial, stopped.cost_usd) == ("messages", True, None)
+    # A stream without the deltas (captured before the adapter asked for them) undercounts output
+    # as the CLI reported it, one token a response, never more than it said.
+    old = claude_code.parse(cut_before_result("reference"))
+    assert (old.usage.input_tokens, old.usage.output_tokens) == (sent(3)[0], 3)
+
+
+def test_claude_code_model_context_tag_is_its_own_field() -> None:
+    text = (DATA / "claude-code" / "reference" / claude_code.RAW_FILE).read_text(encoding="utf-8")
+    tagged = claude_code.parse(text.replace('"model":"claude-opus-5-5"',
+                                            '"model":"claude-opus-5-5[1m]"'))
+    assert '"model":"claude-opus-5-5"' in text
+    assert (tagged.model, tagged.model_tag, tagged.model_id) == (
+        "claude-opus-5-5", "1m", "anthropic/claude-opus-5-5")
+    plain = parsed("claude-code", "reference")
+    assert (plain.model, plain.model_tag) == ("claude-opus-5-5", None)
+
+
 def test_garbage_is_a_record_with_errors_not_an_exception() -> None:
     for parse in (claude_code.parse, codex.parse):
         t = parse("[1]\n{\"type\": 3}\n\x00\n")

@@ -8,6 +8,14 @@ final ``result`` (``num_turns``, ``usage``, ``total_cost_usd``, ``permission_den
 ``result``). A successful Bash result carries no code: it is 0. A denied call never ran, so it is
 listed under ``permission_denials`` and not under ``commands``. Files read and written are those
 of Read, Write, Edit, MultiEdit and NotebookEdit calls whose result is not an error.
+
+Tokens and cost come from one source, named in ``usage_source``: the ``result`` event's totals
+(``usage`` and ``total_cost_usd``) when the run finished, else each response's final usage summed
+(``messages``; no cost, which the CLI reports only in its totals). A response's final usage is
+the last one reported for its message id: an ``assistant`` event carries the usage the response
+started with (one output token), and with ``--include-partial-messages`` (the adapter passes it)
+the ``stream_event`` ``message_delta`` after it carries the final count. The model id is kept
+without the context tag the CLI may append (``claude-opus-4-8[1m]``), the tag in ``model_tag``.
 """
 
 from __future__ import annotations
@@ -33,6 +41,10 @@ READ_TOOLS = {"Read": "file_path"}
 WRITE_TOOLS = {"Write": "file_path", "Edit": "file_path", "MultiEdit": "file_path",
                "NotebookEdit": "notebook_path"}
 EXIT_CODE = re.compile(r"^Exit code (\d+)")
+# A context tag the CLI appends to a model's name: claude-opus-4-8[1m].
+MODEL_TAG = re.compile(r"^(?P<model>[^\[\]]+)\[(?P<tag>[^\[\]]*)\]$")
+USAGE_KEYS = ("input_tokens", "output_tokens", "cache_read_input_tokens",
+              "cache_creation_input_tokens")
 
 
 def parse(text: str, source: str = RAW_FILE) -> Transcript:
@@ -51,9 +63,11 @@ def parse(text: str, source: str = RAW_FILE) -> Transcript:
     # A file counts as read or written only when the tool says it worked.
     done = [c for c in ran if str(c.get("id")) in results
             and results[str(c.get("id"))].get("is_error") is not True]
+    model, model_tag = _split_model(_string(init.get("model")) or _first_model(messages))
+    usage, usage_source = _usage(result.get("usage") if result else None, events)
     return Transcript(
         agent=AGENT, source=source, developer=DEVELOPER,
-        model=_string(init.get("model")) or _first_model(messages),
+        model=model, model_tag=model_tag, usage_source=usage_source,
         cli_version=_string(init.get("claude_code_version")),
         session_id=_string(init.get("session_id") or result.get("session_id")),
         turns=count(result.get("num_turns")) or len(messages),
@@ -66,11 +80,12 @@ def parse(text: str, source: str = RAW_FILE) -> Transcript:
         skills_used=tuple(dict.fromkeys(str(_input(c).get("skill") or _input(c).get("command"))
                                         for c in ran if c.get("name") == "Skill")),
         permission_denials=tuple(d[1] for d in denials),
-        usage=_usage(result.get("usage") if result else None, messages),
-        cost_usd=_cost(result.get("total_cost_usd")),
+        usage=usage,
+        cost_usd=_cost(result.get("total_cost_usd")) if usage_source == "result" else None,
         errors=tuple(problems + _errors(result, messages)),
         final_reply=_string(result.get("result")) or _last_text(messages),
         completed=result.get("subtype") == "success" and result.get("is_error") is False,
+        partial=not result,
     )
 
 
@@ -172,21 +187,49 @@ def _paths(calls: list[dict[str, Any]], tools: dict[str, str]) -> tuple[str, ...
                                and isinstance(_input(c).get(tools[str(c.get("name"))]), str)))
 
 
-def _usage(usage: Any, messages: list[dict[str, Any]]) -> TokenUsage:
+def _usage(usage: Any, events: list[dict[str, Any]]) -> tuple[TokenUsage, str | None]:
+    """The run's tokens and where they come from (see the module doc)."""
     if not isinstance(usage, dict):
-        # No result event (the CLI was stopped): sum what each message reported.
-        usages: list[dict[str, Any]] = [m["usage"] for m in messages
-                                        if isinstance(m.get("usage"), dict)]
-        return TokenUsage(*(sum(count(u.get(k)) for u in usages) for k in (
-            "input_tokens", "output_tokens", "cache_read_input_tokens",
-            "cache_creation_input_tokens")))
+        finals = list(_final_usages(events).values())
+        return (TokenUsage(**{k: sum(count(u.get(k)) for u in finals) for k in USAGE_KEYS}),
+                "messages" if finals else None)
     details = usage.get("output_tokens_details")
     thinking = count(details.get("thinking_tokens")) if isinstance(details, dict) else 0
-    return TokenUsage(input_tokens=count(usage.get("input_tokens")),
-                      output_tokens=count(usage.get("output_tokens")),
-                      cache_read_input_tokens=count(usage.get("cache_read_input_tokens")),
-                      cache_creation_input_tokens=count(usage.get("cache_creation_input_tokens")),
-                      reasoning_output_tokens=thinking)
+    return TokenUsage(**{k: count(usage.get(k)) for k in USAGE_KEYS},
+                      reasoning_output_tokens=thinking), "result"
+
+
+def _final_usages(events: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    """Each response's last reported usage, by message id, each key's latest value kept.
+
+    A ``message_delta`` names no message: it belongs to the ``message_start`` before it.
+    """
+    found: dict[str, dict[str, Any]] = {}
+    streaming: str | None = None
+    for number, event in enumerate(events):
+        key, usage = None, None
+        message = event.get("message")
+        inner = event.get("event")
+        if event.get("type") == "assistant" and isinstance(message, dict):
+            key, usage = str(message.get("id") or f"event-{number}"), message.get("usage")
+        elif event.get("type") == "stream_event" and isinstance(inner, dict):
+            started = inner.get("message")
+            if inner.get("type") == "message_start" and isinstance(started, dict):
+                streaming = str(started.get("id") or f"event-{number}")
+                key, usage = streaming, started.get("usage")
+            elif inner.get("type") == "message_delta":
+                key, usage = streaming, inner.get("usage")
+        if key is not None and isinstance(usage, dict):
+            found[key] = {**found.get(key, {}), **usage}
+    return found
+
+
+def _split_model(model: str | None) -> tuple[str | None, str | None]:
+    """claude-opus-4-8[1m] is (claude-opus-4-8, 1m); a name without a tag is itself."""
+    found = MODEL_TAG.match(model) if model else None
+    if found is None:
+        return model, None
+    return found.group("model"), found.group("tag") or None
 
 
 def _errors(result: dict[str, Any], messages: list[dict[str, Any]]) -> list[str]:

@@ -87,6 +87,8 @@ def parse(text: str, session_text: str | None = None, source: str = RAW_FILE) ->
         final_reply=replies[-1] if replies else None,
         completed=(any(e.get("type") == "turn.completed" for e in events)
                    and not any(e.get("type") == "turn.failed" for e in events)),
+        usage_source="turns" if any(e.get("type") == "turn.completed" for e in events) else None,
+        partial=not any(e.get("type") in {"turn.completed", "turn.failed"} for e in events),
     )
 
 

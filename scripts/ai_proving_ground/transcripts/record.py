@@ -70,6 +70,14 @@ class Transcript:
     errors: tuple[str, ...] = ()
     final_reply: str | None = None
     completed: bool = False  # the CLI reported a finished run (not an error stop)
+    # What the CLI appended to the model's name, without brackets (claude-opus-4-8[1m] -> 1m).
+    model_tag: str | None = None
+    # Where usage and cost_usd both come from, so they never disagree: "result" (the CLI's own
+    # totals for the finished run), "messages" (each model response's final usage, summed, when
+    # the run stopped before its totals), "turns" (Codex's per-turn totals); None: no usage seen.
+    usage_source: str | None = None
+    # The run was stopped before the CLI finished: usage counts the responses seen so far.
+    partial: bool = False
 
     @property
     def model_id(self) -> str | None:
@@ -94,7 +102,8 @@ class Transcript:
                 "tool_calls": self.tool_calls, "commands": len(self.commands),
                 "permission_denials": len(self.permission_denials),
                 "usage": asdict(self.usage), "cost_usd": self.cost_usd,
-                "errors": len(self.errors), "completed": self.completed}
+                "errors": len(self.errors), "completed": self.completed,
+                "usage_source": self.usage_source, "partial": self.partial}
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> Transcript:
