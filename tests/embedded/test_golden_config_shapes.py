@@ -118,6 +118,12 @@ def test_config_shape_case_agrees_with_drupal(shapes_site: Path, site: Any, path
         assert _config_set(site, shapes_site, "node.type.graw", GRAW) == 0
     codes = _replay(site, shapes_site, case)
     assert codes == [c["exit"] for c in case["commands"]], "accepted or refused as on Drupal"
+    if "cr" in case:  # then drush cr: it fails where Drupal could not load the config
+        rebuilt = site(shapes_site, "cr")
+        assert rebuilt.rc == case["cr"]["exit"], rebuilt.err
+        if rebuilt.rc:
+            assert rebuilt.err.startswith("APG_SITE_CR_FAILED TypeError: ")
+            assert "must be of type array, null given" in rebuilt.err
     stored = case["stored"]
     if path.stem == "007-system-site":  # site-specific keys (uuid, mail) differ by design
         found = _stored(shapes_site, ["system.site"])["system.site"]

@@ -19,7 +19,23 @@ from ai_proving_ground.sites.embedded.driver import EmbeddedSite
 
 Handler = Callable[[EmbeddedSite, argparse.Namespace], int]
 Argument = tuple[tuple[str, ...], dict[str, Any]]
-FORMATS = ["json", "yaml", "table", "string"]
+FORMATS = ["json", "yaml", "table", "string", "csv", "tsv"]
+
+
+class CommandParser(ArgumentParser):
+    """One command's parser: options and arguments in any order, as drush takes them
+    (``views:execute VIEW DISPLAY --format=json ARG``)."""
+
+    _intermixed = False
+
+    def parse_known_args(self, args: Any = None, namespace: Any = None) -> Any:
+        if self._intermixed:  # argparse's intermixed parsing calls back in: parse plainly
+            return super().parse_known_args(args, namespace)
+        self._intermixed = True
+        try:
+            return self.parse_known_intermixed_args(args, namespace)
+        finally:
+            self._intermixed = False
 
 
 @dataclass(frozen=True)
@@ -64,7 +80,7 @@ def build_parser(only: Command | None = None, description: str | None = None) ->
                             formatter_class=argparse.RawDescriptionHelpFormatter)
     add_approot(parser)
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND",
-                                parser_class=ArgumentParser)
+                                parser_class=CommandParser)
     for spec in [only] if only else COMMANDS.values():
         p = sub.add_parser(spec.name, help=spec.helptext, aliases=list(spec.aliases),
                            description=spec.helptext)
@@ -72,6 +88,8 @@ def build_parser(only: Command | None = None, description: str | None = None) ->
         p.set_defaults(command=spec.name)
         if spec.fmt:
             p.add_argument("--format", default=spec.fmt, choices=FORMATS)
+            p.add_argument("--fields", help="comma-separated fields to show, in that order "
+                           "(as drush's --fields)")
         for flags, options in spec.arguments:
             p.add_argument(*flags, **options)
     return parser

@@ -30,7 +30,7 @@ def _config_get(site: EmbeddedSite, args: argparse.Namespace) -> int:
     if args.key:
         value = get_path(data, args.key, args.name)
         data = {f"{args.name}:{args.key}": value}
-    emit(data, args.format)
+    emit(data, args.format, args.fields)
     return 0
 
 
@@ -83,7 +83,7 @@ def _config_delete(site: EmbeddedSite, args: argparse.Namespace) -> int:
          aliases=["cls"], fmt="string")
 def _config_list(site: EmbeddedSite, args: argparse.Namespace) -> int:
     names = site.read_state(StateQuery(config_prefixes=(args.prefix,))).config_names[args.prefix]
-    emit(names, args.format)
+    emit(names, args.format, args.fields)
     return 0
 
 

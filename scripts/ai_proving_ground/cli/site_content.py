@@ -35,7 +35,7 @@ def _entity_create(site: EmbeddedSite, args: argparse.Namespace) -> int:
         print(f"APG_ENTITY_FIELD_DROPPED {name}: {args.entity_type} bundle {record.bundle} has"
               " no working field of that name, so Drupal saves the entity without this value;"
               " create the field (field:create) and set the value again", file=stderr())
-    emit(entity_summary(record), args.format)
+    emit(entity_summary(record), args.format, args.fields)
     return 0
 
 
@@ -46,7 +46,7 @@ def _entity_update(site: EmbeddedSite, args: argparse.Namespace) -> int:
     with site.session() as store:
         record = site.update_entity(store, site.find_entity(store, args.entity_type, args.target),
                                     values)
-    emit(entity_summary(record), args.format)
+    emit(entity_summary(record), args.format, args.fields)
     return 0
 
 
@@ -65,7 +65,7 @@ def _entity_get(site: EmbeddedSite, args: argparse.Namespace) -> int:
     with site.session() as store:
         record = site.find_entity(store, args.entity_type, args.key)
     emit({**entity_summary(record), "status": record.status, "values": export_values(record)},
-         args.format)
+         args.format, args.fields)
     return 0
 
 
@@ -73,7 +73,7 @@ def _entity_get(site: EmbeddedSite, args: argparse.Namespace) -> int:
 def _entity_list(site: EmbeddedSite, args: argparse.Namespace) -> int:
     with site.session() as store:
         records = store.entities_of(args.entity_type, args.bundle)
-    emit({str(r.id): {**entity_summary(r), "status": r.status} for r in records}, args.format)
+    emit({str(r.id): {**entity_summary(r), "status": r.status} for r in records}, args.format, args.fields)
     return 0
 
 
@@ -100,7 +100,7 @@ def _views_execute(site: EmbeddedSite, args: argparse.Namespace) -> int:
     if args.count:
         print(len(result.rows), file=stdout())
         return 0
-    emit([{"id": r.id, "uuid": r.uuid, "label": r.label} for r in result.rows], args.format)
+    emit([{"id": r.id, "uuid": r.uuid, "label": r.label} for r in result.rows], args.format, args.fields)
     return 0
 
 

@@ -23,7 +23,7 @@ def _status(site: EmbeddedSite, args: argparse.Namespace) -> int:
             raise UsageError(f"no status field {args.field!r}; fields: {', '.join(facts)}")
         print(facts[args.field], file=stdout())
     else:
-        emit(facts, args.format)
+        emit(facts, args.format, args.fields)
     return 0
 
 
@@ -39,7 +39,7 @@ def _pm_list(site: EmbeddedSite, args: argparse.Namespace) -> int:
                       "type": "module", "path": state.path,
                       "status": "Enabled" if state.enabled else "Disabled",
                       "version": state.version}
-    emit(rows, args.format)
+    emit(rows, args.format, args.fields)
     return 0
 
 
@@ -83,7 +83,7 @@ def _updatedb_status(site: EmbeddedSite, args: argparse.Namespace) -> int:
         return 0
     emit({p.update_id: {"module": p.module, "update_id": int(p.update_id.rsplit("_", 1)[-1]),
                         "description": p.description, "type": "hook_update_n"} for p in pending},
-         args.format)
+         args.format, args.fields)
     return 0
 
 

@@ -21,6 +21,7 @@ from ai_proving_ground.sites.base import (
     register_driver,
 )
 from ai_proving_ground.sites.embedded import reads
+from ai_proving_ground.sites.embedded.content_model import unloadable_field_configs
 from ai_proving_ground.sites.embedded.entity_types import export_values
 from ai_proving_ground.sites.embedded.reads import EXTENSION_CONFIG, SCHEMA_COLLECTION
 from ai_proving_ground.sites.embedded.store import Store, open_session
@@ -232,7 +233,14 @@ class EmbeddedSite(SiteDriver):
                 "folder")
 
     def rebuild_caches(self) -> None:
+        """``drush cr``: clear the caches, after the rebuild's own load of every field config."""
         with self.session() as store:
+            broken = unloadable_field_configs(store)
+            if broken:
+                raise ApgError("APG_SITE_CR_FAILED", broken[0] + "; the cache rebuild stopped "
+                               "there (drush cr exits 1 on such config). Give the config its "
+                               "settings mapping, e.g. config:set NAME settings '{}' "
+                               "--input-format=yaml, or delete it")
             store.cache_clear()
 
     def public_files_dir(self) -> Path:
