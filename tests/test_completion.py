@@ -25,8 +25,8 @@ APG = Path(sys.executable).parent / "apg"
     (["-"], ["--help", "--version", "-V"]),
     (["site", "config:g"], ["config:get"]),
     (["run", "--ag"], ["--agent"]),
-    (["site", "config:get", "--f"], ["--format"]),
-    (["campaign", ""], ["regrade", "report", "run"]),
+    (["site", "config:get", "--f"], ["--fields", "--format"]),
+    (["campaign", ""], ["regrade", "report", "resume", "run"]),
     (["completion", ""], ["bash", "zsh"]),
     (["no-such-command", ""], []),
 ])

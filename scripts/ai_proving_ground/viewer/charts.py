@@ -32,10 +32,10 @@ class Bar:
 def rate_chart(bars: Sequence[Bar], arms: Sequence[str], title: str, chart_id: str) -> str:
     """A horizontal bar per row, coloured by arm: the pass rate, its Wilson interval a whisker."""
     # Lazy for start-up time: only writing a report needs pygal.
-    import pygal  # type: ignore[import-untyped]
+    import pygal
 
     # Lazy for start-up time, likewise.
-    from pygal.style import Style  # type: ignore[import-untyped]
+    from pygal.style import Style
 
     colours = {arm: PALETTE[i % len(PALETTE)] for i, arm in enumerate(arms)}
     style = Style(background="white", plot_background="white", font_family="sans-serif",
