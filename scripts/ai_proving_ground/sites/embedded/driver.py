@@ -21,8 +21,8 @@ from ai_proving_ground.sites.base import (
     register_driver,
 )
 from ai_proving_ground.sites.embedded import reads
-from ai_proving_ground.sites.embedded.field_load import unloadable_field_configs
 from ai_proving_ground.sites.embedded.entity_types import export_values
+from ai_proving_ground.sites.embedded.field_load import unloadable_field_configs
 from ai_proving_ground.sites.embedded.reads import EXTENSION_CONFIG, SCHEMA_COLLECTION
 from ai_proving_ground.sites.embedded.store import Store, open_session
 
