@@ -97,7 +97,9 @@ TEST_EXTRAS = ("test", "lint")
 @nox.session(python=PYTHON, default=True)
 def tests(session: nox.Session) -> None:
     """Run the whole pytest suite (bats wrappers included) on the oldest supported Python found."""
-    _install(session, *TEST_EXTRAS)
+    # ray here only: tests/campaigns/test_ray_executor.py runs in CI on one module-scoped
+    # cluster (tens of seconds); the matrix skips it, saying the extra is absent.
+    _install(session, *TEST_EXTRAS, "ray")
     session.run("pytest", *session.posargs)
 
 

@@ -28,6 +28,8 @@ ADAPTERS = {
                  'xargs git --git-dir="$g" tag -d'),
     # Does nothing, slowly: a window to kill the runner while an agent runs (test_resume).
     "sleeps": "sleep 0.5",
+    # Long enough to lose its worker mid-attempt (test_ray_executor).
+    "dozes": "sleep 4",
     # Never finishes on its own: agent_timeout_s must stop it.
     "hangs": "sleep 60",
     # Leaves a grandchild in a session of its own, writes both pids, then waits: only the keeper

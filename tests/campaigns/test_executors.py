@@ -162,7 +162,7 @@ def test_an_unknown_executor_is_refused_with_the_known_names(
     args = ["--executor", "cluster"] if where == "option" else []
     result = apg("campaign", "run", str(spec), "--out", str(out), "--dry-run", *args)
     assert result.rc == 2, result.err
-    assert token in result.err and position in result.err and "known: local" in result.err
+    assert token in result.err and position in result.err and "known: local, ray" in result.err
     assert result.out == "" and not out.exists()
 
 
@@ -172,3 +172,26 @@ def test_the_registry_imports_an_executor_only_when_it_is_looked_up() -> None:
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                           check=True, cwd=PROJECT_ROOT)
     assert done.stdout.split() == ["False", "True"]
+
+
+def test_an_address_is_refused_for_an_executor_that_joins_no_cluster(
+        apg: Any, tmp_path: Path, template: Path) -> None:
+    spec = write_spec(tmp_path / "spec.yml", spec_body(template, ["nop"]))
+    out = tmp_path / "out"
+    result = apg("campaign", "run", str(spec), "--out", str(out), "--dry-run",
+                 "--address", "127.0.0.1:6379")
+    assert result.rc == 2, result.err
+    assert "APG_USAGE --address is for the executors that join a cluster (ray), not 'local'" \
+        in result.err and not out.exists()
+
+
+def test_an_executor_whose_extra_is_absent_is_refused_before_anything_is_written(
+        apg: Any, tmp_path: Path, template: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # As on a machine without the ray extra: its module is not found.
+    monkeypatch.setitem(registry.REQUIRES, "ray", ("apg_no_such_module", "ray"))
+    spec = write_spec(tmp_path / "spec.yml", spec_body(template, ["nop"], executor="ray"))
+    out = tmp_path / "out"
+    result = apg("campaign", "run", str(spec), "--out", str(out))
+    assert result.rc == 2, result.err
+    assert "APG_CAMPAIGN_EXECUTOR_MISSING" in result.err
+    assert "pip install 'ai-proving-ground[ray]'" in result.err and not out.exists()

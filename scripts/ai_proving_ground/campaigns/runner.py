@@ -103,6 +103,7 @@ class RunnerOptions:
     dry_run: bool = False
     beds: Path | None = None
     executor: str | None = None  # None: the spec's (default local); executors.registry
+    address: str | None = None  # the cluster an executor of registry.ADDRESSED joins
     keep_beds: bool = False  # else the beds the runner made are removed at the end
     json: bool = False  # the dry run as JSON lines (campaigns.dry_run)
     settings: Settings = field(default=DEFAULT_SETTINGS, compare=False)
@@ -159,7 +160,8 @@ def _preflight(options: RunnerOptions) -> _Ready:
     spec = load_spec(options.spec_path.absolute())
     campaign = resolve(spec, options.settings)
     attempts = plan(campaign)
-    executor_name(spec, options)  # an unknown executor is usage, before anything is written
+    # An unknown executor, an address it takes none, its extra absent: usage, nothing written.
+    registry.check_usable(executor_name(spec, options), options.address)
     jobs = max(1, min(options.jobs or spec.jobs, len(attempts)))
     if spec.ddev_beds:  # one job per DDEV project given (campaigns.beds)
         jobs = min(len(spec.ddev_beds), len(attempts))
@@ -186,8 +188,8 @@ def _run_locked(campaign: Campaign, files: CampaignFiles, attempts: list[Attempt
     folder = bed_folder.open_folder(campaign.spec, options.beds, options.keep_beds)
     try:
         context, job_list = _start(campaign, files, attempts, jobs, options, folder.path)
-        interrupted = run_attempts(context, job_list, attempts,
-                                   executor_name(campaign.spec, options), options.progress)
+        interrupted = run_attempts(context, job_list, attempts, executor_name(campaign.spec, options),
+                                   options.progress, address=options.address)
     finally:
         folder.close()
     return report_and_say(files, interrupted)
@@ -320,13 +322,13 @@ def open_jobs(campaign: Campaign, files: CampaignFiles, beds_at: BedsAt, jobs: i
 
 def run_attempts(context: Context, job_list: list[beds.Job], attempts: list[Attempt],
                  executor: str, progress: Progress, planned: int | None = None,
-                 recorded: Mapping[str, int] | None = None) -> bool:
+                 recorded: Mapping[str, int] | None = None, address: str | None = None) -> bool:
     """Attempts start in plan order, each job taking the next when its last is collected; every
     step goes through the executor (:mod:`ai_proving_ground.executors`). Whether it was
     interrupted. A resume gives the whole plan's size and the outcomes already ``recorded``."""
     crashpoint("campaign.started")
-    lanes = _Lanes(registry.open_executor(executor, context, job_list), deque(attempts),
-                   progress)
+    lanes = _Lanes(registry.open_executor(executor, context, job_list, address),
+                   deque(attempts), progress)
     progress.begin(context.campaign.spec.name, planned or len(attempts), recorded)
     try:  # the display comes down however the attempts end
         try:

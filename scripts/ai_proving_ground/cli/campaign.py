@@ -72,7 +72,10 @@ def build_parser() -> ArgumentParser:
                             help="keep the beds when the campaign ends (to look at them)")
     run_parser.add_argument("--executor", metavar="NAME",
                             help="what runs the attempts (default: the spec's executor, else "
-                            "local: one thread per job here)")
+                            "local: one thread per job here; ray: one Ray actor per bed)")
+    run_parser.add_argument("--address", metavar="ADDR",
+                            help="with the ray executor: the cluster to join (ray start --head "
+                            "prints it; default: a local cluster on 127.0.0.1 for this run)")
     run_parser.add_argument("--dry-run", action="store_true",
                             help="check the spec as the run would, print what each attempt would "
                             "get (setup steps, adapter command, environment, skills, "
@@ -108,7 +111,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         options = runner.RunnerOptions(
             spec_path=spec.find_spec(args.spec), out=Path(args.out) if args.out else None, jobs=args.jobs,
             dry_run=args.dry_run, beds=Path(args.beds) if args.beds else None,
-            executor=args.executor, keep_beds=args.keep_beds, json=args.json, settings=settings,
+            executor=args.executor, address=args.address, keep_beds=args.keep_beds, json=args.json,
+            settings=settings,
             site_step=site_step, progress=progress.for_stream(report.stderr(), settings.no_color))
         result = runner.run_campaign(options)
         if result.report is not None and result.directory is not None:

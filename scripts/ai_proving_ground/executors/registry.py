@@ -5,23 +5,48 @@ distributed engine is an optional extra the local executor never needs)."""
 from __future__ import annotations
 
 import importlib
+import importlib.util
 from typing import cast
 
 from ai_proving_ground.campaigns import beds
 from ai_proving_ground.campaigns.attempt import Context
+from ai_proving_ground.errors import ApgError
 from ai_proving_ground.executors.base import Executor
 
 DEFAULT = "local"
 EXECUTORS: dict[str, str] = {
     "local": "ai_proving_ground.executors.local",
+    "ray": "ai_proving_ground.executors.ray_executor",  # the ray extra
 }
+# The executors that join a cluster at an address (``--address``); the others take none.
+ADDRESSED = frozenset({"ray"})
+# What an executor's optional extra provides (name -> the module it needs, the extra's name).
+REQUIRES: dict[str, tuple[str, str]] = {"ray": ("ray", "ray")}
 
 
 def known() -> str:
     return ", ".join(sorted(EXECUTORS))
 
 
-def open_executor(name: str, context: Context, jobs: list[beds.Job]) -> Executor:
-    """The executor called ``name`` (a key of :data:`EXECUTORS`), ready to take attempts."""
+def check_usable(name: str, address: str | None) -> None:
+    """Refuse (exit 2) an ``address`` for an executor that joins no cluster, and an executor
+    whose extra is not installed; looked up without importing the extra (Ray's import alone
+    takes seconds)."""
+    if address is not None and name not in ADDRESSED:
+        raise ApgError("APG_USAGE", f"--address is for the executors that join a cluster "
+                       f"({', '.join(sorted(ADDRESSED))}), not {name!r}", exit_code=2)
+    module, extra = REQUIRES.get(name, ("", ""))
+    if module and importlib.util.find_spec(module) is None:
+        raise ApgError("APG_CAMPAIGN_EXECUTOR_MISSING", f"the {name} executor needs the "
+                       f"{module!r} package, absent here: pip install 'ai-proving-ground[{extra}]'",
+                       exit_code=2)
+
+
+def open_executor(name: str, context: Context, jobs: list[beds.Job],
+                  address: str | None = None) -> Executor:
+    """The executor called ``name`` (a key of :data:`EXECUTORS`), ready to take attempts;
+    ``address`` only for one of :data:`ADDRESSED` (None: its own default)."""
     module = importlib.import_module(EXECUTORS[name])
-    return cast(Executor, module.open_executor(context, jobs))
+    if address is None:
+        return cast(Executor, module.open_executor(context, jobs))
+    return cast(Executor, module.open_executor(context, jobs, address=address))
