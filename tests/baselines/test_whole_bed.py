@@ -21,6 +21,7 @@ from ai_proving_ground.baselines.store import baseline_dir, runs_dir
 from ai_proving_ground.baselines.tree import tag_commit
 from ai_proving_ground.bed import init_bed
 from ai_proving_ground.errors import ApgError
+from ai_proving_ground.fixtures import DEFAULT_FIXTURES
 from ai_proving_ground.gitutil import git
 from ai_proving_ground.layout import KEEP_LIST, is_ddev_project, recorded_driver
 from ai_proving_ground.sites.base import driver_name_for
@@ -154,7 +155,10 @@ def test_other_sets_keep_their_tags_when_one_is_reset(kit: Kit, pbed: Path, tmp_
     probe = kit.baseline(pbed, kit.probe_set)
     probe_tag = tag_commit(pbed, probe.tag)
 
+    # Two sets provisioned: a reset naming none cannot tell which is meant, and says so.
     rc, _out, err = kit.run("reset", pbed)
+    assert rc == 2 and err.startswith("APG_FIXTURE_SET_AMBIGUOUS "), err
+    rc, _out, err = kit.run("reset", pbed, *DEFAULT_FIXTURES)
     assert rc == 0 and "APG_RESET_OK" in err, err
     assert tag_commit(pbed, probe.tag) == probe_tag
     assert not (pbed / "config" / "sync" / "later.yml").exists()  # the default set's tree

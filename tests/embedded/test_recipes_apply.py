@@ -102,6 +102,13 @@ FAILURES: dict[str, tuple[str, dict[str, Any], str, str, list[str]]] = {
         {"config/system.site.yml": {"name": "Other", "mail": "x@example.com"}},
         "APG_RECIPE_FAILED", "config/system.site.yml",
         ["APG_RECIPE_PREEXISTING_CONFIG", "system.site already exists", "config.strict: false"]),
+    # A field storage whose type is a mapping, not a type id (found by tests/fuzz): refused by
+    # name, never a crash inside the importer.
+    "field storage type not a type id": (
+        "name: Bad\nrecipes: [good_sub]\n",
+        {"config/field.storage.node.field_x.yml": {"field_name": "field_x", "entity_type": "node",
+                                                   "type": {"a": 1}}},
+        "APG_RECIPE_FAILED", "config/field.storage.node.field_x.yml", ["APG_CONFIG_INVALID"]),
     "invalid config in recipe": (
         "name: Bad\nrecipes: [good_sub]\n",
         {"config/node.type.wrong.yml": {"type": "right", "name": "Wrong"}},

@@ -31,6 +31,11 @@ def _completed(given: Any, defaults: Mapping[str, Any]) -> dict[str, Any]:
     return {**known, **{k: v for k, v in defaults.items() if k not in known}}
 
 
+def _field_type(value: Any) -> bool:
+    """A known field type's id; anything else (a mapping or list a broken file holds) is not."""
+    return isinstance(value, str) and value in FIELD_TYPES
+
+
 def as_created(name: str, data: Any) -> Any:
     """``data`` as the config entity ``name`` holds it once Drupal has created it."""
     if not isinstance(data, Mapping) or not name.startswith(_ENTITY_PREFIXES):
@@ -40,11 +45,11 @@ def as_created(name: str, data: Any) -> Any:
         created = node_type_presave({**NODE_TYPE, **created})
     elif name.startswith("taxonomy.vocabulary."):
         created = {**VOCABULARY, **created}
-    elif name.startswith("field.storage.") and created.get("type") in FIELD_TYPES:
+    elif name.startswith("field.storage.") and _field_type(created.get("type")):
         kind = FIELD_TYPES[str(created["type"])]
         created = {**_STORAGE, "module": kind.module, **created}
         created["settings"] = _completed(created.get("settings"), kind.storage)
-    elif name.startswith("field.field.") and created.get("field_type") in FIELD_TYPES:
+    elif name.startswith("field.field.") and _field_type(created.get("field_type")):
         created = {**_FIELD, **created}
         created["settings"] = _completed(created.get("settings"),
                                          php_field_settings(str(created["field_type"])))
