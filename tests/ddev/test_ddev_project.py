@@ -274,8 +274,9 @@ def test_a_views_outcome_ties_and_arguments_travel(ddev_site: DdevSite, stub: St
     query = ViewQuery("g_a_passed", "page_1", ("5+7", "x"))
     (view,) = ddev_site.read_state(StateQuery(views=(query,))).views
     (call,) = stub.calls()
+    # No exposed input and the first page: what a visitor with no query string asks for.
     assert call["request"]["views"] == [{"view_id": "g_a_passed", "display_id": "page_1",
-                                         "arguments": ["5+7", "x"]}]
+                                         "arguments": ["5+7", "x"], "exposed": [], "page": 0}]
     assert view.outcome == "rows" and view.ties == ((1, 3),) and view.total_rows == 3
 
 
