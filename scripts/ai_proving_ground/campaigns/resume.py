@@ -51,7 +51,7 @@ from ai_proving_ground.campaigns.records import (
     write_plan,
 )
 from ai_proving_ground.campaigns.report import attempt_entries
-from ai_proving_ground.campaigns.spec import Attempt, Campaign, load_spec, plan, resolve
+from ai_proving_ground.campaigns.spec import Attempt, Campaign, CampaignSpec, load_spec, plan, resolve
 from ai_proving_ground.errors import ApgError
 from ai_proving_ground.records import write_record
 from ai_proving_ground.report import say
@@ -121,25 +121,31 @@ def _resume_locked(files: CampaignFiles, options: ResumeOptions) -> runner.Campa
                else _changes(files, recorded, campaign, beds_at, settings, options.force))
     folder = bed_folder.open_folder(spec, run_options.beds, run_options.keep_beds)
     try:
-        if beds_at is None or beds_at.root != folder.path:
-            beds_at = runner.template_for(campaign, settings, folder.path,
-                                          None if beds_at is None else beds_at.template)
+        # The job beds go in the new folder, cloned from the template at hand or a new one.
+        beds_at = runner.template_for(campaign, settings, folder.path,
+                                      None if beds_at is None else beds_at.template)
         if changed is None:
             changed = _changes(files, recorded, campaign, beds_at, settings, options.force)
         redone = _take_over(files, recorded, changed, stale, attempts, spec_path)
-        jobs = max(1, min(run_options.jobs or recorded.jobs, len(todo)))
-        if spec.ddev_beds:
-            jobs = min(len(spec.ddev_beds), len(todo))
         say("APG_CAMPAIGN_RESUME", f"{files.directory}: {len(done)} of {len(attempts)} attempts "
             f"recorded, {len(todo)} to run ({len(redone)} discarded to discarded/)"
             + (f"; forced past: {'; '.join(changed)}" if changed else ""))
-        context, job_list = runner.open_jobs(campaign, files, beds_at, jobs, run_options)
+        context, job_list = runner.open_jobs(campaign, files, beds_at,
+                                             _jobs(spec, run_options, recorded, todo), run_options)
         interrupted = runner.run_attempts(
             context, job_list, todo, runner.executor_name(spec, run_options),
             run_options.progress, len(attempts), _outcomes(done.values()))
     finally:
         folder.close()
     return runner.report_and_say(files, interrupted)
+
+
+def _jobs(spec: CampaignSpec, options: runner.RunnerOptions, recorded: CampaignRecord,
+          todo: list[Attempt]) -> int:
+    """``--jobs``, else the campaign's, never more than the attempts left (DDEV: one a project)."""
+    if spec.ddev_beds:
+        return min(len(spec.ddev_beds), len(todo))
+    return max(1, min(options.jobs or recorded.jobs, len(todo)))
 
 
 def _take_over(files: CampaignFiles, recorded: CampaignRecord, changed: list[str],
