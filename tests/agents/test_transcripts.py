@@ -239,3 +239,15 @@ def test_codex_declined_commands_are_denials_not_commands() -> None:
         {"type": "turn.completed", "usage": {"input_tokens": 5, "output_tokens": 1}}]))
     assert t.commands == () and [d.detail for d in t.permission_denials] == ["rm -rf web"]
     assert no_attempt_reason(t) == "every tool call (1) was denied permission: exec_command(rm -rf web)"
+
+
+def test_codex_calls_its_policy_rejected_are_denials_not_commands() -> None:
+    t = parsed("codex", "rejected")
+    assert t.commands == () and t.tool_calls == 2
+    assert [(d.tool, d.detail) for d in t.permission_denials] == [
+        ("exec_command", "rm -f composer.json"), ("exec_command", "rm -rf web/sites")]
+    assert t.permission_denials[0].reason == (
+        "`/bin/bash -c 'rm -f composer.json'` rejected: rm -f style commands are not permitted. "
+        "Use a safer approach")
+    assert t.all_denied and (no_attempt_reason(t) or "").startswith(
+        "every tool call (2) was denied permission: exec_command(rm -f composer.json)")

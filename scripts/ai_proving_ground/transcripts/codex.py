@@ -17,6 +17,13 @@ for it either). The session's own tool calls (``custom_tool_call`` ``exec``, or
 ``function_call``) and their outputs always are, so with a session file the commands follow the
 session's calls in order, each matched to the stream's item for its exit code and status, and a
 call the stream missed takes its exit code from the call's output.
+
+A call Codex refused before any process started (its execution policy's ``rejected: ...``, as for
+``rm -rf``; an approval its ``never`` policy cannot ask for) appears only in the session: its
+output says ``exec_command failed: CreateProcess { message: "Rejected(...)" }``. It is a
+permission denial, not a command, so a run whose every call was refused is no attempt, as Claude
+Code's is. A command whose own sandbox failed to start did start: it is a command with the exit
+code its output gives.
 """
 
 from __future__ import annotations
@@ -48,6 +55,8 @@ OUTPUT_ITEMS = {"function_call_output", "custom_tool_call_output"}
 # script a JSON string literal.
 CODE_MODE_COMMAND = re.compile(r'exec_command\(\{\s*cmd:\s*("(?:[^"\\]|\\.)*")')
 OUTPUT_EXIT_CODE = re.compile(r'"exit_code"\s*:\s*(-?\d+)')
+# A refused call's output (its message is Rust's Debug text, quotes escaped once more within).
+OUTPUT_REJECTED = re.compile(r'CreateProcess \{ message: "Rejected\((.*)\)" \}', re.S)
 
 
 def parse(text: str, session_text: str | None = None, source: str = RAW_FILE) -> Transcript:
@@ -60,6 +69,7 @@ def parse(text: str, session_text: str | None = None, source: str = RAW_FILE) ->
     payloads: list[dict[str, Any]] = [e["payload"] for e in session
                                       if isinstance(e.get("payload"), dict)]
     replies = [str(i.get("text")) for i in items if i.get("type") == "agent_message"]
+    ran, rejected = _commands(commands, payloads)
     return Transcript(
         agent=AGENT, source=source, developer=DEVELOPER,
         model=_session_value(session, "turn_context", "model"),
@@ -70,7 +80,7 @@ def parse(text: str, session_text: str | None = None, source: str = RAW_FILE) ->
                or len(tools) + len(replies)),
         tool_calls=(sum(1 for p in payloads if p.get("type") in CALL_ITEMS) if session
                     else len(tools)),
-        commands=_commands(commands, payloads),
+        commands=ran,
         files_read=(),
         files_written=tuple(dict.fromkeys(str(c.get("path")) for i in tools
                                           if i.get("type") == "file_change"
@@ -78,9 +88,10 @@ def parse(text: str, session_text: str | None = None, source: str = RAW_FILE) ->
                                           for c in i.get("changes") or [] if isinstance(c, dict))),
         tools_used=dict(Counter(_tool_name(i) for i in tools)),
         skills_used=(),
-        permission_denials=tuple(Denial(tool="exec_command", detail=_script(str(i.get("command"))),
-                                        reason=str(i.get("aggregated_output") or "declined"))
-                                 for i in declined),
+        permission_denials=tuple([Denial(tool="exec_command",
+                                         detail=_script(str(i.get("command"))),
+                                         reason=str(i.get("aggregated_output") or "declined"))
+                                  for i in declined] + rejected),
         usage=_usage(events),
         cost_usd=None,
         errors=tuple(problems + [f"session: {p}" for p in session_problems] + _errors(events)),
@@ -92,33 +103,45 @@ def parse(text: str, session_text: str | None = None, source: str = RAW_FILE) ->
     )
 
 
-def _commands(items: list[dict[str, Any]], payloads: list[dict[str, Any]]) -> tuple[CommandRun, ...]:
-    """The commands that ran, in the session's order when there is a session (see the module doc)."""
+def _commands(items: list[dict[str, Any]],
+              payloads: list[dict[str, Any]]) -> tuple[tuple[CommandRun, ...], list[Denial]]:
+    """The commands that ran, in the session's order when there is a session (see the module
+    doc), and the session's calls Codex refused before starting them."""
     stream = [(_script(str(i.get("command", ""))),
                i.get("exit_code") if isinstance(i.get("exit_code"), int) else None,
                i.get("status") == "declined") for i in items]
     found: list[CommandRun] = []
-    for command, output_code in _session_calls(payloads):
+    rejected: list[Denial] = []
+    for command, output_code, refusal in _session_calls(payloads):
         match = next((n for n, (script, _, _) in enumerate(stream) if script == command), None)
         if match is None:
-            found.append(CommandRun(command=command, exit_code=output_code, tool="exec_command"))
+            if refusal is not None:
+                rejected.append(Denial(tool="exec_command", detail=command, reason=refusal))
+            else:
+                found.append(CommandRun(command=command, exit_code=output_code,
+                                        tool="exec_command"))
             continue
         script, exit_code, declined = stream.pop(match)
         if not declined:
             found.append(CommandRun(command=script, exit_code=exit_code, tool="exec_command"))
     found.extend(CommandRun(command=script, exit_code=exit_code, tool="exec_command")
                  for script, exit_code, declined in stream if not declined)
-    return tuple(found)
+    return tuple(found), rejected
 
 
-def _session_calls(payloads: list[dict[str, Any]]) -> list[tuple[str, int | None]]:
-    """Each shell command the session's tool calls asked for, with the exit code its output gave."""
+def _session_calls(payloads: list[dict[str, Any]]) -> list[tuple[str, int | None, str | None]]:
+    """Each shell command the session's tool calls asked for, with the exit code its output gave
+    and, for a call Codex refused to start, why."""
     outputs = {str(p.get("call_id")): p for p in payloads if p.get("type") in OUTPUT_ITEMS}
-    calls: list[tuple[str, int | None]] = []
+    calls: list[tuple[str, int | None, str | None]] = []
     for payload in payloads:
         command = _call_command(payload) if payload.get("type") in CALL_ITEMS else None
         if command is not None:
-            calls.append((command, _output_exit_code(outputs.get(str(payload.get("call_id"))))))
+            text = _output_text(outputs.get(str(payload.get("call_id"))))
+            code = OUTPUT_EXIT_CODE.search(text)
+            refused = OUTPUT_REJECTED.search(text)
+            calls.append((command, int(code.group(1)) if code else None,
+                          _unescape(refused.group(1)) if refused else None))
     return calls
 
 
@@ -146,13 +169,18 @@ def _json_string(literal: str) -> str | None:
     return value if isinstance(value, str) else None
 
 
-def _output_exit_code(output: dict[str, Any] | None) -> int | None:
-    """The exit code in a call's output: its text parts (code mode) or its plain string."""
+def _output_text(output: dict[str, Any] | None) -> str:
+    """A call's output as text: its text parts (code mode) or its plain string."""
     body = output.get("output") if output is not None else None
     parts = body if isinstance(body, list) else [body]
-    text = "\n".join(str(p.get("text")) if isinstance(p, dict) else str(p) for p in parts)
-    found = OUTPUT_EXIT_CODE.search(text)
-    return int(found.group(1)) if found else None
+    return "\n".join(str(p.get("text")) if isinstance(p, dict) else str(p) for p in parts
+                     if p is not None)
+
+
+def _unescape(debug: str) -> str:
+    """Rust's Debug quoting undone: the quoted string inside ``Rejected(...)``, unquoted."""
+    text = debug.replace('\\\\', '\\').replace('\\"', '"')
+    return text[1:-1] if len(text) >= 2 and text[0] == text[-1] == '"' else text
 
 
 def _completed_items(events: list[dict[str, Any]]) -> list[dict[str, Any]]:
