@@ -144,10 +144,10 @@ def _role_steps(permissions: list[str]) -> Steps:
 
 
 def _view_steps(task_id: str, change: Callable[[dict[str, Any]], None]) -> Steps:
-    (step,) = _reference(task_id)
+    step, *rest = _reference(task_id)  # the view's config:set, then the reference's cr
     view = yaml.safe_load(step[3])
     change(view)
-    return [[*step[:3], _flow(view), *step[4:]]]
+    return [[*step[:3], _flow(view), *step[4:]], *rest]
 
 
 def _master(view: dict[str, Any]) -> dict[str, Any]:
