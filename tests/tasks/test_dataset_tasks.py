@@ -148,7 +148,8 @@ def _release_notes() -> list[Build]:
         wrong(t, "page-display-disabled", edit_view(
             t, lambda v: display(v, "page_1").update(enabled=False))),
         wrong(t, "second-view-on-the-path", [*reference(t), *[
-            [step[0], "views.view.release_notes_copy", *step[2:]] for step in edit_view(t, second_view)[:1]]]),
+            [step[0], "views.view.release_notes_copy", *step[2:]]
+            for step in edit_view(t, second_view)[:1]]]),
         right(t, "filters-and-pager-on-the-page", edit_view(
             t, lambda v: override(v, "page_1", "filters", "pager"))),
         right(t, "mini-pager", edit_view(t, set_in("pager.type", "mini"))),
