@@ -12,8 +12,9 @@ the CLI to run a command through its own shell tool (Claude Code's ``Bash``, Cod
 tool), ``Call`` calls another tool by name, ``Reply`` ends the turn with text. Which step
 answers a request is decided by the request itself (how many assistant turns its conversation
 already holds), so a retried request gets the same answer. Requests outside the main
-conversation (Claude Code's side queries, such as a title for the session) get a short text
-reply and are recorded apart.
+conversation (Claude Code's side queries, such as a title for the session, or a judge's votes)
+get the server's ``side_replies`` in the order they arrive, then a short text reply, and are
+recorded apart.
 
 Bounded: at most ``max_requests`` requests and ``timeout_s`` seconds; past either, every
 request is answered with a non-retryable 400 error, so a confused CLI stops instead of looping.
@@ -92,6 +93,7 @@ class _State:
     model_name: str
     max_requests: int
     deadline: float
+    side_replies: list[str] = field(default_factory=list)
     requests: list[Recorded] = field(default_factory=list)
     lock: threading.Lock = field(default_factory=threading.Lock)
     ids: Iterator[int] = field(default_factory=lambda: itertools.count(1))
@@ -101,9 +103,11 @@ class ScriptedModelServer:
     """``with ScriptedModelServer(script) as server:`` then point a CLI at ``server.url``."""
 
     def __init__(self, script: Sequence[Step], *, model_name: str = "scripted-model",
-                 max_requests: int = 200, timeout_s: float = 300.0) -> None:
+                 max_requests: int = 200, timeout_s: float = 300.0,
+                 side_replies: Sequence[str] = ()) -> None:
         self._state = _State(script=tuple(script), model_name=model_name,
-                             max_requests=max_requests, deadline=time.monotonic() + timeout_s)
+                             max_requests=max_requests, deadline=time.monotonic() + timeout_s,
+                             side_replies=list(side_replies))
         self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), _Handler)
         self._httpd.daemon_threads = True
         self._httpd.state = self._state  # type: ignore[attr-defined]
@@ -231,7 +235,9 @@ class _Handler(BaseHTTPRequestHandler):
             step = self._step(index)
             record.main, record.step, record.usage = True, index, Usage.for_step(index)
         else:
-            step, record.usage = Reply("ok"), Usage(10, 1)
+            with self.state.lock:
+                side = self.state.side_replies.pop(0) if self.state.side_replies else "ok"
+            step, record.usage = Reply(side), Usage(10, 1)
         usage = record.usage
         if isinstance(step, Shell):
             step = Call("Bash", {"command": step.command, "description": "run a command"})

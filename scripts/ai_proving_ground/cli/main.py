@@ -34,6 +34,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "escrow": ("escrow", "save the baseline and the verifier outside the project"),
     "verify": ("verify", "check the bed against its escrow (run before and after an attempt)"),
     "campaign": ("campaign", "run a campaign of attempts and report honest statistics"),
+    "judge": ("judge", "calibrate a judge model: Cohen's kappa against human labels"),
     "view": ("view", "write and serve a campaign's report.html (or a bed's results) on 127.0.0.1"),
     "completion": ("completion", "print shell completion: eval \"$(apg completion bash)\""),
 }
