@@ -27,6 +27,7 @@ APG = Path(sys.executable).parent / "apg"
     (["run", "--ag"], ["--agent"]),
     (["site", "config:get", "--f"], ["--fields", "--format"]),
     (["campaign", ""], ["regrade", "report", "resume", "run"]),
+    (["run", "--r"], []),  # run's help names grade's --run in prose: not an option of run
     (["completion", ""], ["bash", "zsh"]),
     (["no-such-command", ""], []),
 ])

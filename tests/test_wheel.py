@@ -98,6 +98,9 @@ def test_the_installed_apg_runs_the_demo_loop_outside_the_checkout(venv: Path, t
     shipped_root = Path(where.stdout.strip())
     assert shipped_root.is_relative_to(venv.resolve()), shipped_root
     assert not shipped_root.is_relative_to(CHECKOUT)
+    # The README's way to find the add-on: apg where, from the installed copy.
+    addon = Path(_ok(_run([apg, "where", "ddev"], work, env)).stdout.strip())
+    assert addon == shipped_root / "ddev" and (addon / "install.yaml").is_file()
 
     bed = work / "bed"
     _ok(_run([apg, "bed", "init", str(bed)], work, env))

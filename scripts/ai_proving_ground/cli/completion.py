@@ -63,7 +63,10 @@ def candidates(words: Sequence[str], commands: Mapping[str, str]) -> list[str]:
     # The subcommand (e.g. `config:get` of `site`), if one is given; options are not.
     chain = [w for w in before[1:] if not w.startswith("-")][:1]
     text = _help_text(commands[before[0]], chain)
-    found = set(_OPTION.findall(text))
+    # Options from the usage line and the options section only: a description that mentions
+    # another command's option (run's help names `apg grade --run=`) offers nothing.
+    usage, options = text.split("\n\n", 1)[0], text.partition("\noptions:\n")[2]
+    found = set(_OPTION.findall(usage)) | set(_OPTION.findall(options))
     if not chain:
         for group in _CHOICES.findall(text.split("\n\n", 1)[0]):
             found.update(part for part in group.split(",") if part)

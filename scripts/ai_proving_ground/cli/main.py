@@ -28,6 +28,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "tasks": ("tasks", "list a dataset's tasks"),
     "agents": ("agents", "list the agent adapters and whether their programs are on PATH"),
     "fixtures": ("fixtures", "list the fixtures a bed can be provisioned with"),
+    "where": ("where", "print where the shipped datasets, campaigns, fixtures and DDEV add-on are"),
     "task": ("task", "prove a task: mutate its graders, verify its reference, render its card"),
     "results": ("results", "list the stored grade envelopes"),
     "transcript": ("transcript", "re-parse an agent run's raw CLI output into its normalized record"),
