@@ -111,3 +111,32 @@ def test_a_bed_actor_killed_mid_attempt_gives_that_attempt_an_infra_error(
     assert "APG_CAMPAIGN_JOB_LOST" in result.err
     totals = json.loads((out / "report.json").read_text("utf-8"))["totals"]
     assert totals["infra_error"] == 1 and totals["recorded"] == 4
+
+
+def test_a_lost_attempt_is_tried_again_on_a_fresh_bed_in_a_new_actor(
+        apg: Any, tmp_path: Path, template: Path, register: Any) -> None:  # noqa: F811
+    executors: list[KillsOneActor] = []
+
+    def factory(context: Context, jobs: list[beds.Job]) -> KillsOneActor:
+        executors.append(KillsOneActor(context, jobs))
+        return executors[0]
+
+    register("ray-kills", factory)
+    spec = example_on(template, tmp_path / "spec.yml", agents=["dozes"],
+                      retries={"infra_error": 1})
+    out = tmp_path / "out"
+    result = run_campaign(apg, spec, out, "--executor", "ray-kills")
+    [executor] = executors
+    assert executor.killed is not None, "no actor was killed"
+    records = {r["order"]: r for r in attempts(out)}
+    # Every attempt has its arm's verdict, the lost one too, on its second try.
+    assert {(r["arm"], r["outcome"]) for r in records.values()} == {("nop", "fail"),
+                                                                     ("oracle", "pass")}
+    [lost] = records[executor.killed]["tries"]
+    assert lost["outcome"] == "infra_error" and "bed actor was lost" in lost["reason"], lost
+    assert (out / "runs" / f"{executor.killed:04d}" / "tries" / "1" / "attempt.json").is_file()
+    # The lost actor's bed was set aside, never reused: the second try had a fresh clone.
+    assert len(list((tmp_path / "out-beds").glob(f"job-*.lost-{executor.killed:04d}"))) == 1
+    assert "APG_CAMPAIGN_RETRY" in result.err and "APG_CAMPAIGN_JOB_LOST" not in result.err
+    totals = json.loads((out / "report.json").read_text("utf-8"))["totals"]
+    assert totals["retries"] == 1 and totals["infra_error"] == 0 and totals["recorded"] == 4

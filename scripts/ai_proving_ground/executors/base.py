@@ -10,6 +10,7 @@ directory. The bed work of one attempt is :func:`run_on_bed`, the same for every
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -56,12 +57,14 @@ class Executor(Protocol):
         """Release the workers (after every submitted attempt ended)."""
 
 
-def run_on_bed(context: Context, job: beds.Job, attempt: Attempt) -> Finished:
+def run_on_bed(context: Context, job: beds.Job, attempt: Attempt,
+               earlier: Sequence[dict[str, Any]] = ()) -> Finished:
     """One attempt on the job's bed, its record written; a bed it set aside replaced by a fresh
-    one before the job takes another attempt (or tries this one again: campaigns.retry)."""
+    one before the job takes another attempt (or tries this one again: campaigns.retry).
+    ``earlier``: the tries this attempt already had elsewhere (a Ray actor lost mid-attempt)."""
     if context.stop.is_set():  # submitted, never started: an interrupted campaign leaves it out
         return Finished(job, attempt, None)
-    tries: list[dict[str, Any]] = []
+    tries: list[dict[str, Any]] = list(earlier)
     while True:
         run = AttemptRun(context, job, attempt, tries)
         record = run.run()

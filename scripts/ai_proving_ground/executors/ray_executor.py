@@ -16,8 +16,11 @@ already initialised in this process (a test's cluster) is used as it is and left
 No remote wait is unbounded: results are polled with ``ray.wait(..., timeout=...)`` and read
 with ``ray.get(..., timeout=...)``; an attempt still running :data:`ATTEMPT_MARGIN_S` past its
 agent's timeout has its actor killed. An actor lost mid-attempt (killed, its node gone) gives
-that attempt an infrastructure error, recorded by the driver, and its job takes no more attempts
-(``APG_CAMPAIGN_JOB_LOST``); the other jobs go on.
+that attempt an infrastructure error, recorded by the driver. With the spec's ``retries:
+{infra_error: N}`` it is tried again (campaigns.retry: the lost try kept in ``tries/``) on a fresh
+clone of the template in a new actor, which Ray places on any node with a free bed; otherwise
+(or when no fresh bed can be made) its job takes no more attempts (``APG_CAMPAIGN_JOB_LOST``)
+and the other jobs go on.
 """
 
 from __future__ import annotations
@@ -29,7 +32,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ai_proving_ground.campaigns import beds
+from ai_proving_ground.campaigns import beds, retry
 from ai_proving_ground.campaigns.attempt import AttemptRun, Context, SiteStep
 from ai_proving_ground.campaigns.records import AttemptRecord, CampaignFiles
 from ai_proving_ground.campaigns.spec import Attempt, Campaign
@@ -64,9 +67,9 @@ class BedWorker:
     def ready(self) -> str:
         return self._job.name
 
-    def run(self, attempt: Attempt) -> _Outcome:
+    def run(self, attempt: Attempt, earlier: list[dict[str, Any]]) -> _Outcome:
         try:
-            finished = run_on_bed(self._context, self._job, attempt)
+            finished = run_on_bed(self._context, self._job, attempt, earlier)
         except BaseException as exc:  # a bug: reported by name, the job stops
             return _Outcome(None, None, f"{type(exc).__name__}: {exc}")
         error = finished.error
@@ -101,21 +104,26 @@ class RayExecutor:
         self._started = not ray.is_initialized()
         if self._started:
             _connect(ray, address, len(jobs))
-        worker = _actor_class(ray)
+        self._worker = _actor_class(ray)
         self._actors: dict[int, Any] = {}
         for job in jobs:
-            # The driver's handle on the bed (a site driver) stays here; the actor opens its own.
-            shipped = dataclasses.replace(job, _site=None)
-            self._actors[job.number] = worker.options(resources={BED: 1}, num_cpus=0).remote(
-                context.campaign, str(context.files.directory), str(context.template),
-                context.settings, context.site_step, shipped)
+            self._start_actor(job)
         agent = context.campaign.spec.agent_timeout_s
         self._budget = (agent or 0.0) + ATTEMPT_MARGIN_S
         self._running: dict[Any, _Running] = {}
+        self._earlier: dict[int, list[dict[str, Any]]] = {}  # tries lost with their actor
         self._lock = threading.Lock()
 
-    def submit(self, job: beds.Job, attempt: Attempt) -> None:
-        ref = self._actors[job.number].run.remote(attempt)
+    def _start_actor(self, job: beds.Job) -> None:
+        # The driver's handle on the bed (a site driver) stays here; the actor opens its own.
+        shipped, context = dataclasses.replace(job, _site=None), self._context
+        self._actors[job.number] = self._worker.options(resources={BED: 1}, num_cpus=0).remote(
+            context.campaign, str(context.files.directory), str(context.template),
+            context.settings, context.site_step, shipped)
+
+    def submit(self, job: beds.Job, attempt: Attempt,
+               earlier: list[dict[str, Any]] | None = None) -> None:
+        ref = self._actors[job.number].run.remote(attempt, earlier or [])
         with self._lock:
             self._running[ref] = _Running(job, attempt, ref, time.monotonic() + self._budget)
 
@@ -127,25 +135,44 @@ class RayExecutor:
                 time.sleep(min(timeout, 0.1))
             return []
         ready, _ = self._ray.wait(refs, num_returns=len(refs), timeout=timeout)
-        got = [self._take(self._running.pop(ref)) for ref in ready]
+        with self._lock:
+            taken = [self._running.pop(ref) for ref in ready]
+        got = [f for f in map(self._take, taken) if f is not None]
         now = time.monotonic()
         for running in [r for r in self._running.values() if r.deadline < now]:
             # Past every budget: taken for lost; its result arrives as an actor error.
             self._ray.kill(self._actors[running.job.number], no_restart=True)
         return got
 
-    def _take(self, running: _Running) -> Finished:
+    def _take(self, running: _Running) -> Finished | None:
         ray = self._ray
         try:
             outcome: _Outcome = ray.get(running.ref, timeout=GET_TIMEOUT_S)
         except (ray.exceptions.RayActorError, ray.exceptions.GetTimeoutError) as exc:
-            why = f"its bed actor was lost mid-attempt ({type(exc).__name__})"
-            record = AttemptRun(self._context, running.job, running.attempt).fail(why)
-            return Finished(running.job, running.attempt, record, lost=why)
+            return self._lost(running, f"its bed actor was lost mid-attempt ({type(exc).__name__})")
         except ray.exceptions.RayTaskError as exc:
             return Finished(running.job, running.attempt, None, error=RuntimeError(str(exc)))
         error = None if outcome.error is None else RuntimeError(outcome.error)
         return Finished(running.job, running.attempt, outcome.record, outcome.lost, error)
+
+    def _lost(self, running: _Running, why: str) -> Finished | None:
+        """The attempt's infra_error, recorded here; tried again, when the spec's retries allow,
+        on a fresh clone of the template in a new actor (placed on any node with a free bed):
+        then None, its result to come."""
+        job, attempt, context = running.job, running.attempt, self._context
+        earlier = self._earlier.pop(attempt.order, [])
+        record = AttemptRun(context, job, attempt, earlier).fail(why)
+        if job.ddev or not retry.again(context, record):  # a DDEV project has no fresh clone
+            return Finished(job, attempt, record, lost=why)
+        tries = retry.keep_try(context, record)
+        try:
+            beds.replace_bed(context.campaign, context.template, job, f"lost-{attempt.order:04d}")
+        except (OSError, ApgError) as exc:
+            return Finished(job, attempt, record, lost=f"{why}; could not replace its bed: {exc}")
+        self._start_actor(job)
+        self._earlier[attempt.order] = tries
+        self.submit(job, attempt, tries)
+        return None
 
     def busy(self) -> bool:
         with self._lock:
