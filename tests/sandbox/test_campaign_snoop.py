@@ -40,7 +40,8 @@ with open(os.path.join(os.environ['APG_RUN_DIR'], 'found'), 'w') as handle:
     handle.write(str(found))
 if found:
     site = shlex.split(os.environ['APG_SITE'])
-    subprocess.run([*site, '--approot', os.environ['APG_APPROOT'], *STEP], check=True)
+    for step in STEPS:
+        subprocess.run([*site, '--approot', os.environ['APG_APPROOT'], *step], check=True)
 """
 
 
@@ -57,11 +58,11 @@ def scene(root: Path, template: Path) -> Path:
     tasks["tasks"] = [{**task, "hidden_verifier": {"patch": "hidden/dv01.patch",
                                                   "commands": [[sys.executable, "-c", "pass"]]}}]
     (data / "tasks.yml").write_text(dumps(tasks), encoding="utf-8")
-    [step] = load_dataset(PROJECT_ROOT / "datasets" / "build_tasks.yml").task(TASK).reference_steps
+    steps = load_dataset(PROJECT_ROOT / "datasets" / "build_tasks.yml").task(TASK).reference_steps
     adapter = bed / ".ddev" / "agents" / "snoop"
     adapter.parent.mkdir(parents=True, exist_ok=True)
     adapter.write_text(f"#!{sys.executable}\n## Credentials: none\nSECRET = {SECRET!r}\n"
-                       f"STEP = {step!r}\n{SNOOP}", encoding="utf-8")
+                       f"STEPS = {[list(step) for step in steps]!r}\n{SNOOP}", encoding="utf-8")
     adapter.chmod(0o755)
     provision(bed, ["kb_docs"], EmbeddedSite(bed))  # the baseline holds the adapter
     spec = root / "spec.yml"
