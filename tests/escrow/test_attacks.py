@@ -137,6 +137,33 @@ def sidecar_edited(e: Escrowed) -> None:
         handle.truncate()
 
 
+def _config_export(e: Escrowed) -> Path:
+    return e.baseline.config_export
+
+
+def config_object_changed(e: Escrowed) -> None:
+    # One config object's data changed, as an attempt would to make site_unchanged pass.
+    export = _config_export(e)
+    data = json.loads(export.read_text())
+    name = sorted(data["config"])[0]
+    data["config"][name] = {**data["config"][name], "planted": True}
+    with export.open("r+") as handle:  # in place: same file, new bytes
+        handle.write(json.dumps(data))
+        handle.truncate()
+
+
+def config_deleted(e: Escrowed) -> None:
+    _config_export(e).unlink()
+
+
+def config_replaced_by_symlink(e: Escrowed) -> None:
+    export = _config_export(e)
+    outside = e.bed.parent / "outside-config.json"
+    outside.write_bytes(export.read_bytes())
+    export.unlink()
+    os.symlink(outside, export)
+
+
 def baseline_dir_redirected(e: Escrowed) -> None:
     directory = e.baseline.directory
     moved = e.bed.parent / "moved-baselines"
@@ -145,7 +172,8 @@ def baseline_dir_redirected(e: Escrowed) -> None:
 
 
 def _name(e: Escrowed, stem: str) -> str:
-    return {"dump": f"db.{e.key}.dump", "sidecar": f"files.{e.key}.tar.gz.json"}[stem]
+    return {"dump": f"db.{e.key}.dump", "sidecar": f"files.{e.key}.tar.gz.json",
+            "config": f"config.{e.key}.json"}[stem]
 
 
 JUDGING: dict[str, tuple[Attack, list[str]]] = {
@@ -173,13 +201,18 @@ BASELINE: dict[str, tuple[Attack, list[str]]] = {
     "dump-replaced-by-symlink": (dump_replaced_by_symlink, ["APG_ESCROW_MISMATCH {dump} replaced"]),
     "dump-deleted": (dump_deleted, ["APG_ESCROW_MISMATCH {dump} missing"]),
     "sidecar-edited": (sidecar_edited, ["APG_ESCROW_MISMATCH {sidecar} modified"]),
+    "config-object-changed": (config_object_changed, ["APG_ESCROW_MISMATCH {config} modified"]),
+    "config-deleted": (config_deleted, ["APG_ESCROW_MISMATCH {config} missing"]),
+    "config-replaced-by-symlink": (config_replaced_by_symlink,
+                                   ["APG_ESCROW_MISMATCH {config} replaced"]),
     "baseline-dir-redirected": (baseline_dir_redirected,
                                 ["APG_ESCROW_MISMATCH .ai-proving-ground/ replaced"]),
 }
 
 
 def _expected(e: Escrowed, lines: list[str]) -> list[str]:
-    return [line.format(tag=e.tag, dump=_name(e, "dump"), sidecar=_name(e, "sidecar"))
+    return [line.format(tag=e.tag, dump=_name(e, "dump"), sidecar=_name(e, "sidecar"),
+                        config=_name(e, "config"))
             for line in lines]
 
 
@@ -221,9 +254,23 @@ def test_restore_repairs_baseline_files_and_the_tag(escrowed: Escrowed, case: st
     recorded = json.loads((escrowed.set_dir / "escrow.json").read_text())["baseline"]
     assert git_text(escrowed.bed, ["rev-parse", f"refs/tags/{escrowed.tag}^{{commit}}"]) == \
         recorded["tag_commit"]
-    dump = escrowed.baseline.dump
-    assert not dump.is_symlink()
-    assert dump.read_bytes() == (escrowed.set_dir / "baseline" / dump.name).read_bytes()
+    for restored_file in (escrowed.baseline.dump, escrowed.baseline.config_export):
+        assert not restored_file.is_symlink()
+        assert restored_file.read_bytes() == \
+            (escrowed.set_dir / "baseline" / restored_file.name).read_bytes()
+
+
+@pytest.mark.parametrize("case", [c for c in BASELINE if c.startswith("config-")])
+def test_restore_puts_the_config_export_back_byte_for_byte(escrowed: Escrowed, case: str) -> None:
+    """The export site_unchanged grades against: the bytes provision wrote, not the escrow's
+    word for them (compared with a copy taken before the attack)."""
+    export = escrowed.baseline.config_export
+    before = export.read_bytes()
+    assert json.loads(before)["config"]  # a real provision recorded config objects
+    BASELINE[case][0](escrowed)
+    assert escrowed.verify().rc == 1
+    assert escrowed.verify("--restore").rc == 0
+    assert not export.is_symlink() and export.read_bytes() == before
 
 
 @pytest.mark.parametrize("case", list(JUDGING))
@@ -299,3 +346,40 @@ def test_a_bed_without_its_repository_cannot_be_repaired(escrowed: Escrowed) -> 
     assert rest[0] == f"APG_ESCROW_MISMATCH tag {escrowed.tag} missing"
     assert rest[1].startswith(f"APG_ESCROW_RESTORE_FAILED tag {escrowed.tag}")
     assert rest[2:] == [f"APG_ESCROW_MISMATCH tag {escrowed.tag} missing"]
+
+
+def test_a_baseline_captured_before_the_config_export_still_verifies(
+        bed: Path, tmp_path: Path, empty_dir: Path, snapshot_grader: Path,
+        monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    """Older baselines have no config.<set>.json: escrow records it absent, verify passes, and an
+    export planted afterwards (a forged one for site_unchanged to grade against) is reported."""
+    from ai_proving_ground.escrow.capture import escrow
+
+    monkeypatch.setenv("AI_PG_ESCROW_DIR", str(tmp_path / "escrow"))
+    key = make_escrow(bed, tmp_path / "probe", empty_dir).key  # only to learn the key
+    export = bed / ".ai-proving-ground" / f"config.{key}.json"
+    saved = export.read_bytes()
+    export.unlink()
+    set_dir = escrow(bed, ["kb_docs", "canvas_home"], root=tmp_path / "escrow")
+    assert f"APG_ESCROW_SKIPPED {export.name}" in capsys.readouterr().err
+    e = Escrowed(bed=bed, root=tmp_path / "escrow", set_dir=set_dir, key=key, empty=empty_dir)
+    assert e.verify().lines == [f"APG_ESCROW_OK {key}"]
+    export.write_bytes(saved)
+    result = e.verify()
+    assert (result.rc, result.findings) == (1, [f"APG_ESCROW_MISMATCH {export.name} added"])
+    assert e.verify("--restore").rc == 0 and not export.exists()
+
+
+def test_an_escrow_made_before_the_config_export_was_escrowed_still_verifies(
+        escrowed: Escrowed) -> None:
+    """A set whose escrow.json lists no config export (escrowed by an older apg) checks what it
+    lists and passes; only a new escrow covers the export."""
+    meta = escrowed.set_dir / "escrow.json"
+    data = json.loads(meta.read_text())
+    name = escrowed.baseline.config_export.name
+    del data["baseline"]["files"][name]
+    del data["escrowed"][f"baseline/{name}"]
+    (escrowed.set_dir / "baseline" / name).unlink()
+    meta.write_text(json.dumps(data))
+    assert escrowed.baseline.config_export.is_file()
+    assert escrowed.verify().lines == [f"APG_ESCROW_OK {escrowed.key}"]

@@ -96,12 +96,13 @@ def escrow(approot: Path, names: Sequence[str], force: bool = False, root: Path 
 
 
 def baseline_names(set_key: str) -> list[str]:
-    """Every baseline file of a set, the dump first."""
+    """Every baseline file of a set, the dump first. The config export is one: ``site_unchanged``
+    grades the live config against it, so a forged export would be a forged grade."""
     baseline = Baseline(Path("."), set_key)
     snapshot = snapshot_paths(Path("."), set_key)
     return [p.name for p in (baseline.dump, snapshot.archive, snapshot.sidecar, snapshot.listing,
                              baseline.grader_sha256, baseline.grader_files, baseline.versions,
-                             baseline.metadata)]
+                             baseline.config_export, baseline.metadata)]
 
 
 def _refuse_moved_tag(baseline: Baseline, tag_state: dict[str, Any],
