@@ -26,7 +26,7 @@ APG = Path(sys.executable).parent / "apg"
     (["site", "config:g"], ["config:get"]),
     (["run", "--ag"], ["--agent"]),
     (["site", "config:get", "--f"], ["--fields", "--format"]),
-    (["campaign", ""], ["regrade", "report", "resume", "run"]),
+    (["campaign", ""], ["regrade", "report", "resume", "run", "validate"]),
     (["run", "--r"], []),  # run's help names grade's --run in prose: not an option of run
     (["completion", ""], ["bash", "zsh"]),
     (["no-such-command", ""], []),

@@ -35,7 +35,7 @@ BED_COMMANDS: dict[str, list[str]] = {
 # `drush` needs a DDEV project, not an embedded bed: elsewhere it exits 2 with APG_USAGE naming
 # the embedded site's command line (tests/ddev checks that refusal).
 NO_BED_COMMANDS = {"bed", "hash", "manifest-union", "campaign", "completion", "transcript", "drush",
-                   "tasks", "task", "agents", "fixtures", "view", "judge", "where"}
+                   "tasks", "task", "agents", "fixtures", "view", "judge", "where", "dataset"}
 
 
 def test_the_table_covers_every_command() -> None:

@@ -33,7 +33,7 @@ from pathlib import Path
 from typing import Any
 
 from ai_proving_ground import report
-from ai_proving_ground.cli import campaign_regrade, campaign_report, campaign_resume, site
+from ai_proving_ground.cli import campaign_regrade, campaign_report, campaign_resume, campaign_validate, site
 from ai_proving_ground.cli.common import ArgumentParser, positive_int, run
 from ai_proving_ground.fsutil import atomic_write_text
 from ai_proving_ground.settings import Settings
@@ -86,6 +86,7 @@ def build_parser() -> ArgumentParser:
     sub.add_parser("regrade", help="grade a campaign's kept final states again, offline",
                    add_help=False)
     sub.add_parser("resume", help="finish a killed campaign directory", add_help=False)
+    sub.add_parser("validate", help="check a spec as run does, telltale words too", add_help=False)
     return parser
 
 
@@ -96,6 +97,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return campaign_report.main(args_list[1:])
     if args_list[:1] == ["regrade"]:  # as report: its own options
         return campaign_regrade.main(args_list[1:])
+    if args_list[:1] == ["validate"]:  # its own options too
+        return campaign_validate.main(args_list[1:])
     if args_list[:1] == ["resume"]:  # campaign_resume owns its options too
         return campaign_resume.main(args_list[1:], site_step)
     parser = build_parser()
@@ -108,8 +111,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         from ai_proving_ground.campaigns import progress, runner, spec
 
         settings = Settings.from_environ()
+        spec_path = spec.find_spec(args.spec)
+        campaign_validate.refuse_telltales(spec_path.absolute(), settings)  # as validate does
         options = runner.RunnerOptions(
-            spec_path=spec.find_spec(args.spec), out=Path(args.out) if args.out else None, jobs=args.jobs,
+            spec_path=spec_path, out=Path(args.out) if args.out else None, jobs=args.jobs,
             dry_run=args.dry_run, beds=Path(args.beds) if args.beds else None,
             executor=args.executor, address=args.address, keep_beds=args.keep_beds, json=args.json,
             settings=settings,

@@ -26,6 +26,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "run": ("run", "hand a task to an agent adapter and record the attempt"),
     "grade": ("grade", "grade a task on live state; print an every_eval_ever envelope"),
     "tasks": ("tasks", "list a dataset's tasks"),
+    "dataset": ("dataset", "validate a dataset: its schema and no telltale word in a prompt"),
     "agents": ("agents", "list the agent adapters and whether their programs are on PATH"),
     "fixtures": ("fixtures", "list the fixtures a bed can be provisioned with"),
     "where": ("where", "print where the shipped datasets, campaigns, fixtures and DDEV add-on are"),
