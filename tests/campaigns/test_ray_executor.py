@@ -140,3 +140,15 @@ def test_a_lost_attempt_is_tried_again_on_a_fresh_bed_in_a_new_actor(
     assert "APG_CAMPAIGN_RETRY" in result.err and "APG_CAMPAIGN_JOB_LOST" not in result.err
     totals = json.loads((out / "report.json").read_text("utf-8"))["totals"]
     assert totals["retries"] == 1 and totals["infra_error"] == 0 and totals["recorded"] == 4
+
+
+def test_the_ray_bench_measures_both_bed_counts_and_both_executors(tmp_path: Path) -> None:
+    from ai_proving_ground.bench.ray_campaign import describe, measure_ray
+
+    results = measure_ray(tmp_path, attempts=4, sleep_s=0.05)
+    assert results["attempts"] == 4 and results["beds_ratio_goal"] == 1.8
+    assert results["beds1_attempts_per_s"] > 0 and results["beds2_attempts_per_s"] > 0
+    assert results["beds_ratio"] > 0 and results["ray_overhead_s"] > 0
+    assert results["local_overhead_s"] > 0
+    ratio, overhead = describe(results)
+    assert "ratio" in ratio and "ray" in overhead and "local" in overhead
