@@ -152,3 +152,18 @@ def test_the_ray_bench_measures_both_bed_counts_and_both_executors(tmp_path: Pat
     assert results["local_overhead_s"] > 0
     ratio, overhead = describe(results)
     assert "ratio" in ratio and "ray" in overhead and "local" in overhead
+
+
+def test_a_cluster_short_of_beds_stops_the_campaign_saying_so(
+        apg: Any, tmp_path: Path, template: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import ai_proving_ground.executors.ray_executor as ray_executor
+
+    monkeypatch.setattr(ray_executor, "ACTOR_START_S", 5.0)
+    # Three jobs on a cluster of two bed units: the third actor is never placed.
+    spec = example_on(template, tmp_path / "spec.yml", jobs=3, repeats=2)
+    out = tmp_path / "out"
+    result = apg("campaign", "run", str(spec), "--out", str(out), "--beds", str(tmp_path / "b"),
+                 "--executor", "ray")
+    assert result.rc == 1, result.err
+    assert "APG_CAMPAIGN_RAY_NO_BED 3 bed actors wanted, 1 of 3 did not start in 5s" in result.err
+    assert not list(out.glob("runs/*/attempt.json"))  # no attempt ran

@@ -41,6 +41,7 @@ from ai_proving_ground.executors.base import Finished, run_on_bed
 
 BED = "bed"  # the custom resource: one unit per bed a node can hold
 GET_TIMEOUT_S = 60.0  # reading a result Ray says is ready, or a call on an idle actor
+ACTOR_START_S = 120.0  # every bed actor placed on a node and built (the campaign's start)
 # How long past the agent's own timeout an attempt may run (reset, verify, grade, hidden
 # verifier) before its actor is taken for lost; without an agent timeout, this alone.
 ATTEMPT_MARGIN_S = 1800.0
@@ -108,11 +109,30 @@ class RayExecutor:
         self._actors: dict[int, Any] = {}
         for job in jobs:
             self._start_actor(job)
+        self._await_actors()
         agent = context.campaign.spec.agent_timeout_s
         self._budget = (agent or 0.0) + ATTEMPT_MARGIN_S
         self._running: dict[Any, _Running] = {}
         self._earlier: dict[int, list[dict[str, Any]]] = {}  # tries lost with their actor
         self._lock = threading.Lock()
+
+    def _await_actors(self) -> None:
+        """Every actor placed and built within :data:`ACTOR_START_S`, else the campaign stops
+        (a cluster short of ``bed`` units would leave them pending for ever)."""
+        ray, refs = self._ray, [actor.ready.remote() for actor in self._actors.values()]
+        ready, _ = ray.wait(refs, num_returns=len(refs), timeout=ACTOR_START_S)
+        problem = f"{len(refs) - len(ready)} of {len(refs)} did not start in {ACTOR_START_S:g}s"
+        if len(ready) == len(refs):
+            try:
+                ray.get(ready, timeout=GET_TIMEOUT_S)
+                return
+            except ray.exceptions.RayError as exc:
+                problem = f"one failed to start: {exc}"
+        self.close()
+        raise ApgError("APG_CAMPAIGN_RAY_NO_BED", f"{len(refs)} bed actors wanted, {problem}: "
+                       "the cluster needs a free 'bed' unit per job (ray start "
+                       "--resources='{\"bed\": N}' on each node) and this package on every node",
+                       exit_code=1)
 
     def _start_actor(self, job: beds.Job) -> None:
         # The driver's handle on the bed (a site driver) stays here; the actor opens its own.
@@ -205,7 +225,8 @@ def _connect(ray: Any, address: str | None, beds_wanted: int) -> None:
     except (ConnectionError, ValueError, RuntimeError) as exc:
         where = address or "a local cluster"
         raise ApgError("APG_CAMPAIGN_RAY_UNREACHABLE", f"cannot start or join Ray at {where}: "
-                       f"{exc}; pass --address of a running cluster (ray start --head)") from exc
+                       f"{exc}; pass --address of a running cluster (ray start --head)",
+                       exit_code=1) from exc
 
 
 def open_executor(context: Context, jobs: list[beds.Job], address: str | None = None) -> RayExecutor:
