@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from ai_proving_ground.errors import ApgError
@@ -54,6 +54,9 @@ class Settings:
     site_allow: tuple[str, ...] = ()  # AI_PG_SITE_ALLOW: drush commands/options the broker adds
     log_limit: str | None = None  # AI_PG_LOG_LIMIT: bytes kept of each adapter output stream
     no_color: bool = False  # NO_COLOR set and not empty (no-color.org): plain progress lines
+    judge_model: str | None = None  # AI_PG_JUDGE_MODEL: the model judge behaviours ask
+    judge_base_url: str | None = None  # AI_PG_JUDGE_BASE_URL: an Anthropic-compatible endpoint
+    judge_api_key: str | None = field(default=None, repr=False)  # AI_PG_JUDGE_API_KEY
     # $XDG_DATA_HOME (when absolute, as the XDG spec asks), else $HOME/.local/share; None: neither.
     data_home: str | None = None
 
@@ -94,6 +97,9 @@ class Settings:
             site_allow=tuple(env.get("AI_PG_SITE_ALLOW", "").replace(",", " ").split()),
             log_limit=text("AI_PG_LOG_LIMIT"),
             no_color=bool(env.get("NO_COLOR")),
+            judge_model=text("AI_PG_JUDGE_MODEL"),
+            judge_base_url=text("AI_PG_JUDGE_BASE_URL"),
+            judge_api_key=text("AI_PG_JUDGE_API_KEY") or text("ANTHROPIC_API_KEY"),
             data_home=_data_home(env),
         )
 

@@ -1,7 +1,8 @@
 """Behaviour scorers on the real Claude Code and Codex CLIs driven by a scripted model: a session
 that reads the skill's SKILL.md counts as a load (Claude Code by its Read tool, Codex by a shell
 command), one that does not, does not; a forbidden command fails a ``commands`` must_not and with
-it the verdict, though every state check passes."""
+it the verdict, though every state check passes; a judge criterion on the final reply is asked
+of a scripted judge model three times, redacted, and a second grade asks nothing."""
 
 from __future__ import annotations
 
@@ -17,11 +18,13 @@ from cli_kit import TASK, Drive
 from ai_proving_ground.cli import grade as grade_cli
 from ai_proving_ground.paths import project_dir
 from ai_proving_ground.tasks.dataset import load_dataset
-from support.model_server import Call, Reply, Shell, Step
+from support.model_server import Call, Reply, ScriptedModelServer, Shell, Step
 
 SKILL = "views-build"
 BEHAVIOUR = [{"id": "skill-read", "kind": "skill_loaded", "must": SKILL},
-             {"id": "no-view-run", "kind": "commands", "must_not": r"^apg site views:execute\b"}]
+             {"id": "no-view-run", "kind": "commands", "must_not": r"^apg site views:execute\b"},
+             {"id": "says-saved", "kind": "judge", "must": "The reply says the listing is saved.",
+              "redact": ["kb_billing"]}]
 
 
 def build_script() -> list[Step]:
@@ -55,9 +58,10 @@ def grade(record: dict[str, Any], dataset: Path,
 
 @pytest.mark.parametrize("reads", [True, False], ids=["reads-skill", "no-skill"])
 @pytest.mark.parametrize("agent", ["claude-code", "codex"])
-def test_skill_load_and_forbidden_command(agent: str, reads: bool, drive: Drive, cli_bed: Path,
-                                          tmp_path: Path,
-                                          capsys: pytest.CaptureFixture[str]) -> None:
+def test_skill_load_forbidden_command_and_judge(agent: str, reads: bool, drive: Drive,
+                                                cli_bed: Path, tmp_path: Path,
+                                                capsys: pytest.CaptureFixture[str],
+                                                monkeypatch: pytest.MonkeyPatch) -> None:
     skill_md = cli_bed / "web" / "sites" / "default" / "files" / SKILL / "SKILL.md"
     skill_md.parent.mkdir(parents=True)
     skill_md.write_text("---\nname: views-build\n---\nBuild Views through apg site.\n", "utf-8")
@@ -68,7 +72,19 @@ def test_skill_load_and_forbidden_command(agent: str, reads: bool, drive: Drive,
     dataset = behaviour_dataset(tmp_path)
     driven = drive(agent, script, f"--dataset={dataset}")
     assert driven.rc == 0, driven.err
-    envelope, err = grade(driven.record, dataset, capsys)
+    # The judge: another scripted server, whose three votes are YES, YES, NO.
+    with ScriptedModelServer([], side_replies=["YES", "YES", "NO"]) as judge:
+        for name, value in {"AI_PG_JUDGE_MODEL": "judge-1", "AI_PG_JUDGE_BASE_URL": judge.url,
+                            "AI_PG_JUDGE_API_KEY": "scripted-dummy-key"}.items():
+            monkeypatch.setenv(name, value)
+        envelope, err = grade(driven.record, dataset, capsys)
+        again = grade(driven.record, dataset, capsys)[0]
+        votes = [r.body for r in judge.requests]
+    assert len(votes) == 3  # three votes, and the second grade served from the cache
+    assert "The kb_billing view" not in json.dumps(votes) and "[redacted]" in json.dumps(votes)
+    judged = {b["id"]: b for b in json.loads(
+        again["evaluation_results"][0]["score_details"]["details"]["behaviour"])}["says-saved"]
+    assert judged["passed"] is True and judged["evidence"][0].endswith("yes, yes, no (cached)")
     details = envelope["evaluation_results"][0]["score_details"]["details"]
     assert details["failed_checks"] == "", details  # the state is right ...
     behaviour = {b["id"]: b for b in json.loads(details["behaviour"])}
@@ -86,6 +102,6 @@ def test_skill_load_and_forbidden_command(agent: str, reads: bool, drive: Drive,
     # ... but a forbidden command ran: the verdict fails.
     assert (details["verdict"], envelope["evaluation_results"][0]["score_details"]["score"]) == (
         "fail", 0.0)
-    passed = 1 if reads else 0
-    assert details["behaviour_passed"] == f"{passed}/2"
-    assert f"behaviour {passed}/2" in err
+    passed = 2 if reads else 1
+    assert details["behaviour_passed"] == f"{passed}/3"
+    assert f"behaviour {passed}/3" in err

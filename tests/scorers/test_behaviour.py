@@ -99,3 +99,11 @@ def test_dataset_refuses_a_bad_pattern_and_a_wrong_shape(tmp_path: Path) -> None
                                  "asked_first\n    must: true\n    scored: true"), "utf-8")
     assert load_dataset(path).tasks[0].behaviour == [
         {"kind": "asked_first", "must": True, "scored": True}]
+
+
+def test_a_judge_entry_with_no_judge_is_undecided() -> None:
+    transcript = captured("codex", "reference")
+    results = score_behaviour([{"kind": "judge", "must": "It says where to look."},
+                               {"kind": "judge", "must_not": "It blames the user."}], transcript)
+    assert [(r.passed, r.undecided, r.scored) for r in results] == [(False, True, True)] * 2
+    assert "AI_PG_JUDGE_MODEL" in results[0].evidence[0]

@@ -11,14 +11,14 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from ai_proving_ground.scorers.base import Observation
+from ai_proving_ground.scorers.base import Context, Observation
 from ai_proving_ground.transcripts.record import Transcript
 
 QUESTION = re.compile(r"[^.!?\n]*\?(?:\s|$)")
 
 
-def observe(target: Any, transcript: Transcript) -> Observation:
-    del target  # asked_first takes ``true``: the question is only whether the agent asked
+def observe(target: Any, transcript: Transcript, context: Context) -> Observation:
+    del target, context  # asked_first takes ``true``: the question is only whether the agent asked
     question = QUESTION.search(transcript.final_reply or "")
     acted = len(transcript.commands) + len(transcript.files_written)
     if question is None:

@@ -13,6 +13,7 @@ import importlib
 from dataclasses import dataclass
 from typing import Any, Protocol
 
+from ai_proving_ground.scorers.judge import Judge
 from ai_proving_ground.transcripts.record import Transcript
 
 # Behaviour kind -> the module of this package that observes it, imported when a task uses it.
@@ -20,6 +21,7 @@ BEHAVIOUR_KINDS: dict[str, str] = {
     "commands": "commands",
     "asked_first": "asked",
     "skill_loaded": "skills",
+    "judge": "reply",
 }
 
 # Kinds reported as friction rather than scored, unless the entry says ``scored: true``.
@@ -33,10 +35,19 @@ class Observation:
     seen: bool
     evidence: tuple[str, ...] = ()
     heuristic: bool = False
+    undecided: bool = False  # neither seen nor not seen (a judge's split): never a pass
+
+
+@dataclass(frozen=True)
+class Context:
+    """What an observer may need beyond the transcript: its entry, and the judge (when set)."""
+
+    entry: dict[str, Any]
+    judge: Judge | None = None
 
 
 class Observer(Protocol):
-    def observe(self, target: Any, transcript: Transcript) -> Observation: ...
+    def observe(self, target: Any, transcript: Transcript, context: Context) -> Observation: ...
 
 
 @dataclass(frozen=True)
@@ -52,11 +63,13 @@ class BehaviourResult:
     evidence: tuple[str, ...]
     heuristic: bool
     message: str = ""
+    undecided: bool = False
 
     def as_json(self) -> dict[str, Any]:
         return {"id": self.id, "kind": self.kind, "rule": self.rule, "target": self.target,
                 "passed": self.passed, "scored": self.scored, "evidence": list(self.evidence),
-                "heuristic": self.heuristic, "message": self.message}
+                "heuristic": self.heuristic, "message": self.message,
+                "undecided": self.undecided}
 
 
 def _observer(kind: str) -> Observer:
@@ -64,8 +77,8 @@ def _observer(kind: str) -> Observer:
     return module
 
 
-def score_behaviour(entries: list[dict[str, Any]],
-                    transcript: Transcript | None) -> list[BehaviourResult]:
+def score_behaviour(entries: list[dict[str, Any]], transcript: Transcript | None,
+                    judge: Judge | None = None) -> list[BehaviourResult]:
     """Each entry scored against ``transcript``; with no transcript nothing can be shown, so a
     ``must`` fails and a ``must_not`` fails too (an absence of evidence proves nothing)."""
     results = []
@@ -79,9 +92,9 @@ def score_behaviour(entries: list[dict[str, Any]],
             results.append(BehaviourResult(name, kind, rule, target, False, scored, (), False,
                                            "no transcript.json for this run: nothing to score"))
             continue
-        seen = _observer(kind).observe(target, transcript)
-        passed = seen.seen if rule == "must" else not seen.seen
-        verb = "seen" if seen.seen else "not seen"
+        seen = _observer(kind).observe(target, transcript, Context(entry, judge))
+        passed = not seen.undecided and (seen.seen if rule == "must" else not seen.seen)
+        verb = "undecided" if seen.undecided else "seen" if seen.seen else "not seen"
         results.append(BehaviourResult(name, kind, rule, target, passed, scored, seen.evidence,
-                                       seen.heuristic, f"{kind} {target!r} {verb}"))
+                                       seen.heuristic, f"{kind} {target!r} {verb}", seen.undecided))
     return results

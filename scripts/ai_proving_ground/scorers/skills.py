@@ -11,11 +11,11 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from ai_proving_ground.scorers.base import Observation
+from ai_proving_ground.scorers.base import Context, Observation
 from ai_proving_ground.transcripts.record import Transcript
 
 
-def observe(target: Any, transcript: Transcript) -> Observation:
+def observe(target: Any, transcript: Transcript, context: Context) -> Observation:
     name = str(target)
     if name in transcript.skills_used:
         return Observation(seen=True, evidence=(f"skill tool: {name}",))

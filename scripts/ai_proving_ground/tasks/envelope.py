@@ -100,6 +100,8 @@ def verdict_line(envelope: Envelope) -> str:
                  f"{_shown(failed.expected)}, found {_shown(failed.found)}")
     if "behaviour_passed" in details:
         line += f", behaviour {details['behaviour_passed']}"
+        if details.get("behaviour_undecided", "0") != "0":
+            line += f" ({details['behaviour_undecided']} undecided)"
     hidden = details.get("hidden_verifier")
     if hidden not in (None, "absent", "pass"):
         line += f", hidden verifier: {hidden}"

@@ -17,7 +17,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from ai_proving_ground import __version__, proc, transcripts
+from ai_proving_ground import __version__, proc
 from ai_proving_ground.baselines import grader_tree
 from ai_proving_ground.baselines.store import runs_dir
 from ai_proving_ground.errors import ApgError
@@ -25,7 +25,7 @@ from ai_proving_ground.fixtures import load_set
 from ai_proving_ground.paths import portable_path
 from ai_proving_ground.records import parse_record
 from ai_proving_ground.report import say
-from ai_proving_ground.scorers import score_behaviour
+from ai_proving_ground.scorers.grading import apply_behaviour
 from ai_proving_ground.settings import DEFAULT_SETTINGS, Settings
 from ai_proving_ground.sites.base import SiteDriver
 from ai_proving_ground.tasks import checks as checks_module
@@ -119,27 +119,13 @@ def grade(request: GradeRequest, driver: SiteDriver) -> dict[str, Any]:
         check_run_happened(run, task, request.force)
     outcome = run_checks(task.checks, driver, request.approot, task.fixtures, request.settings)
     envelope = build_envelope(request, dataset, task, outcome, model, run)
-    apply_behaviour(envelope, request, task)
+    if task.behaviour and request.run_id is not None:  # what the agent did: its transcript
+        apply_behaviour(envelope["evaluation_results"][0]["score_details"],
+                        runs_dir(request.approot, request.settings) / request.run_id,
+                        task.behaviour, request.approot, request.settings)
     if request.hidden:
         apply_hidden(envelope, request.approot, dataset, task)
     return envelope
-
-
-def apply_behaviour(envelope: dict[str, Any], request: GradeRequest, task: Task) -> None:
-    """Score the task's behaviour entries on the run's transcript.json and fold the scored ones
-    into the verdict; without --run there is no transcript, so nothing is scored or recorded."""
-    if not task.behaviour or request.run_id is None:
-        return
-    run_dir = runs_dir(request.approot, request.settings) / request.run_id
-    found = transcripts.load(run_dir) if (run_dir / transcripts.TRANSCRIPT_FILE).is_file() else None
-    results = score_behaviour(task.behaviour, found)
-    details = envelope["evaluation_results"][0]["score_details"]
-    passed = sum(1 for r in results if r.passed)
-    details["details"]["behaviour"] = json.dumps([r.as_json() for r in results], sort_keys=True)
-    details["details"]["behaviour_passed"] = f"{passed}/{len(results)}"
-    if any(r.scored and not r.passed for r in results):
-        details["score"] = 0.0
-        details["details"]["verdict"] = "fail"
 
 
 def apply_hidden(envelope: dict[str, Any], approot: Path, dataset: Dataset, task: Task) -> None:
