@@ -52,6 +52,7 @@ from ai_proving_ground.fsutil import atomic_write_text
 from ai_proving_ground.report import say
 from ai_proving_ground.sandbox.confine import Backend, Confinement, SandboxOptions
 from ai_proving_ground.settings import DEFAULT_SETTINGS, Settings
+from ai_proving_ground.tasks import run_transcript
 from ai_proving_ground.tasks.adapters import ENV_NAME, Adapter, find_adapter, selected_name
 from ai_proving_ground.tasks.dataset import Dataset, Task, resolve_task
 from ai_proving_ground.tasks.preflight import ALLOW_VARIABLE, Preflight, preflight
@@ -67,7 +68,6 @@ from ai_proving_ground.tasks.sandboxing import (
 )
 from ai_proving_ground.tasks.site_access import ddev_project, site_access
 from ai_proving_ground.tasks.site_access import site_command as site_command  # its old home
-from ai_proving_ground.transcripts import RAW_FILES, review_run
 
 ALLOWED_HOST_VARIABLES = frozenset({"PATH", "LANG", "TERM", "TZ", "TMPDIR"})
 # Extra variables a harness may always add, whatever the adapter declares: namespaced, so they
@@ -243,7 +243,7 @@ def _refuse(plan: RunPlan, files: RunFiles, record: dict[str, Any]) -> RunOutcom
 
 
 def _attempt(plan: RunPlan, files: RunFiles, record: dict[str, Any]) -> RunOutcome:
-    run_dir = files.run_dir
+    run_dir, limit = files.run_dir, plan.options.settings.log_limit_bytes
     prompt_file = run_dir / PROMPT_FILE
     atomic_write_text(prompt_file, plan.task.prompt)
     # Only the oracle is given the reference solution; nobody the checks or the dataset's path.
@@ -269,7 +269,8 @@ def _attempt(plan: RunPlan, files: RunFiles, record: dict[str, Any]) -> RunOutco
     try:
         with access.open(), confinement.relaying():  # the site broker, the model relay
             exit_code = _spawn(plan, run_dir, env, confinement)
-    except _TimedOut as exc:
+    except _TimedOut as exc:  # what the agent did until then is kept, marked partial
+        run_transcript.keep_stopped(files, record, plan.adapter.name, limit)
         _finish(files, record, "timed_out", exc.adapter_exit_code)
         say("APG_RUN_TIMED_OUT", f"run {run_dir.name}: adapter {plan.adapter.name!r} still ran "
             f"after {plan.options.timeout_s:g}s and was stopped with everything it started; no "
@@ -277,6 +278,7 @@ def _attempt(plan: RunPlan, files: RunFiles, record: dict[str, Any]) -> RunOutco
         return RunOutcome(record=record, run_dir=run_dir, exit_code=1)
     except KeyboardInterrupt as exc:
         # Ctrl-C: the record must not stay "running"; the CLI reports APG_INTERRUPTED.
+        run_transcript.keep_stopped(files, record, plan.adapter.name, limit)
         _finish(files, record, "interrupted", getattr(exc, "adapter_exit_code", None))
         raise
     except ApgError:  # the site broker or the model relay could not serve: nothing ran
@@ -288,9 +290,7 @@ def _attempt(plan: RunPlan, files: RunFiles, record: dict[str, Any]) -> RunOutco
         _finish(files, record, "no_attempt", None)
         return RunOutcome(record=record, run_dir=run_dir, exit_code=1)
     files.check(record)  # before anything of the run directory is read back
-    files.collect(run_work(run_dir), RAW_FILES.get(plan.adapter.name, ()),
-                  plan.options.settings.log_limit_bytes)
-    summary, all_denied = review_run(run_dir, plan.adapter.name)
+    summary, all_denied = run_transcript.keep(files, plan.adapter.name, limit)
     if summary is not None:
         record["agent_transcript"] = summary  # model, tokens, turns; transcript.json has all
     if all_denied and exit_code == 0:  # the CLI says 0 although it ran nothing: no attempt

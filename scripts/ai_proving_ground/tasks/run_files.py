@@ -96,8 +96,12 @@ class RunFiles:
     def collect(self, work: Path, names: tuple[str, ...], limit: int) -> list[str]:
         """Copy ``names`` from the work folder into the run directory: regular files only, never
         through a link, at most ``limit`` bytes each; what was skipped (``APG_RUN_RAW_SKIPPED``)."""
+        return self.collect_as(work, tuple((name, name) for name in names), limit)
+
+    def collect_as(self, work: Path, pairs: tuple[tuple[str, str], ...], limit: int) -> list[str]:
+        """:meth:`collect`, each (path in the work folder, name in the run directory)."""
         skipped = []
-        for name in names:
+        for name, target in pairs:
             try:
                 fd = os.open(work / name, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
             except FileNotFoundError:
@@ -111,7 +115,7 @@ class RunFiles:
                     skipped.append(f"{name}: {_kind(mode)}")
                     continue
                 data = handle.read(limit)
-            atomic_write_bytes(self.run_dir / name, data)
+            atomic_write_bytes(self.run_dir / target, data)
         for why in skipped:
             say("APG_RUN_RAW_SKIPPED", f"run {self.run_dir.name}: not copied out of work/: {why}")
         return skipped

@@ -1,7 +1,8 @@
 """Agent transcripts: each real agent CLI's raw output turned into one normalized record.
 
-An adapter writes its CLI's raw output into the run directory (``claude-code.jsonl``,
-``codex.jsonl`` and ``codex-session.jsonl``); :func:`record_run` parses it into
+An adapter writes its CLI's raw output into its work folder (``claude-code.jsonl``,
+``codex.jsonl``, and Codex's session under ``codex-sessions/``), which ``apg run`` copies into
+the run directory (the session as ``codex-session.jsonl``); :func:`record_run` parses it into
 ``transcript.json`` (:class:`~ai_proving_ground.transcripts.record.Transcript`). Parsing reads
 only those files, so it can be re-run offline at any time (``apg transcript RUN``) and gives
 the same record.
@@ -44,6 +45,12 @@ PARSERS: dict[str, tuple[str, Callable[[Path], Transcript]]] = {
 RAW_FILES: dict[str, tuple[str, ...]] = {
     claude_code.AGENT: (claude_code.RAW_FILE,),
     codex.AGENT: (codex.RAW_FILE, codex.SESSION_FILE),
+}
+# An agent whose CLI keeps its own session file in a folder of the work folder as it goes:
+# (that folder, the pattern of its files' names, the run directory's name for the newest).
+# apg copies it, not the adapter's exit trap, which never runs when apg stops the adapter.
+SESSION_DIRS: dict[str, tuple[str, str, str]] = {
+    codex.AGENT: ("codex-sessions", "rollout-*.jsonl", codex.SESSION_FILE),
 }
 
 

@@ -6,9 +6,10 @@ refused), ``file_change`` (paths written), ``mcp_tool_call``, ``web_search``,
 ``agent_message`` (the reply) and ``error``, then ``turn.completed`` (``usage``) or
 ``turn.failed``. It names neither the model nor the CLI version: the session file Codex keeps
 under ``$CODEX_HOME/sessions/`` does (``session_meta``, ``turn_context``), and it counts the
-model's responses (``token_usage_record``) and tool calls; the adapter copies it to
-``codex-session.jsonl``. Codex reports no cost and no files read. Commands run through
-``/bin/bash -c SCRIPT`` are listed as SCRIPT, the command the model asked for.
+model's responses (``token_usage_record``: the usage of a run stopped mid-turn, which has no
+``turn.completed``) and tool calls; apg copies it to ``codex-session.jsonl``. Codex reports no
+cost and no files read. Commands run through ``/bin/bash -c SCRIPT`` are listed as SCRIPT, the
+command the model asked for.
 
 The ``--json`` stream is not a complete record of the commands: Codex 0.169.0 sometimes emits no
 ``command_execution`` item for a command that ran and failed fast (seen under its read-only
@@ -70,6 +71,7 @@ def parse(text: str, session_text: str | None = None, source: str = RAW_FILE) ->
                                       if isinstance(e.get("payload"), dict)]
     replies = [str(i.get("text")) for i in items if i.get("type") == "agent_message"]
     ran, rejected = _commands(commands, payloads)
+    usage, usage_source = _usage(events, session)
     return Transcript(
         agent=AGENT, source=source, developer=DEVELOPER,
         model=_session_value(session, "turn_context", "model"),
@@ -92,13 +94,13 @@ def parse(text: str, session_text: str | None = None, source: str = RAW_FILE) ->
                                          detail=_script(str(i.get("command"))),
                                          reason=str(i.get("aggregated_output") or "declined"))
                                   for i in declined] + rejected),
-        usage=_usage(events),
+        usage=usage,
+        usage_source=usage_source,
         cost_usd=None,
         errors=tuple(problems + [f"session: {p}" for p in session_problems] + _errors(events)),
         final_reply=replies[-1] if replies else None,
         completed=(any(e.get("type") == "turn.completed" for e in events)
                    and not any(e.get("type") == "turn.failed" for e in events)),
-        usage_source="turns" if any(e.get("type") == "turn.completed" for e in events) else None,
         partial=not any(e.get("type") in {"turn.completed", "turn.failed"} for e in events),
     )
 
@@ -184,11 +186,12 @@ def _unescape(debug: str) -> str:
 
 
 def _completed_items(events: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Each item once, in the order it finished (its last state wins)."""
+    """Each item once, in the order it started, its last state winning: one still in flight when
+    the run stopped (only ``item.started``) is kept, a command of it with no exit code."""
     found: dict[str, dict[str, Any]] = {}
     for number, event in enumerate(events):
         item = event.get("item")
-        if event.get("type") == "item.completed" and isinstance(item, dict):
+        if event.get("type") in {"item.started", "item.completed"} and isinstance(item, dict):
             found[str(item.get("id") or f"event-{number}")] = item
     return list(found.values())
 
@@ -218,15 +221,25 @@ def _tool_name(item: dict[str, Any]) -> str:
     return "exec_command" if item.get("type") == "command_execution" else str(item.get("type"))
 
 
-def _usage(events: list[dict[str, Any]]) -> TokenUsage:
+def _usage(events: list[dict[str, Any]],
+           session: list[dict[str, Any]]) -> tuple[TokenUsage, str | None]:
+    """The turns' totals (``turns``); for a run stopped before its turn ended, the session's
+    record of each model response (``session``); else nothing (None)."""
     usages = [e["usage"] for e in events
               if e.get("type") == "turn.completed" and isinstance(e.get("usage"), dict)]
+    source = "turns" if usages else None
+    if not usages:
+        usages = [e["payload"]["usage"] for e in session if e.get("type") == "token_usage_record"
+                  and isinstance(e.get("payload"), dict)
+                  and isinstance(e["payload"].get("usage"), dict)]
+        source = "session" if usages else None
     return TokenUsage(
         input_tokens=sum(count(u.get("input_tokens")) for u in usages),
         output_tokens=sum(count(u.get("output_tokens")) for u in usages),
         cache_read_input_tokens=sum(count(u.get("cached_input_tokens")) for u in usages),
         cache_creation_input_tokens=sum(count(u.get("cache_write_input_tokens")) for u in usages),
-        reasoning_output_tokens=sum(count(u.get("reasoning_output_tokens")) for u in usages))
+        reasoning_output_tokens=sum(count(u.get("reasoning_output_tokens")) for u in usages)
+    ), source
 
 
 def _errors(events: list[dict[str, Any]]) -> list[str]:

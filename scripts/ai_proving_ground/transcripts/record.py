@@ -74,7 +74,8 @@ class Transcript:
     model_tag: str | None = None
     # Where usage and cost_usd both come from, so they never disagree: "result" (the CLI's own
     # totals for the finished run), "messages" (each model response's final usage, summed, when
-    # the run stopped before its totals), "turns" (Codex's per-turn totals); None: no usage seen.
+    # the run stopped before its totals), "turns" (Codex's per-turn totals), "session" (a Codex
+    # run stopped mid-turn: its session's record of each response); None: no usage seen.
     usage_source: str | None = None
     # The run was stopped before the CLI finished: usage counts the responses seen so far.
     partial: bool = False

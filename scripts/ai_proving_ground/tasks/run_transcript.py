@@ -1,0 +1,55 @@
+"""What the agent did, kept for every run whose adapter started, a run apg stopped included.
+
+Once the adapter is gone (it exited, or apg stopped it at its time limit or on Ctrl-C), its
+CLI's raw output is copied out of the work folder (:meth:`RunFiles.collect`), with the newest
+session file of a CLI that keeps one as it goes (``transcripts.SESSION_DIRS``: Codex's, which
+the adapter's exit trap can no longer copy when apg stopped it), and parsed into
+``transcript.json``. A stopped run's record says ``partial``; a command in flight when it
+stopped has no exit code.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import os
+from typing import Any
+
+from ai_proving_ground.tasks.run_files import RunFiles
+from ai_proving_ground.tasks.sandboxing import run_work
+from ai_proving_ground.transcripts import RAW_FILES, SESSION_DIRS, review_run
+
+
+def keep(files: RunFiles, agent: str, limit: int) -> tuple[dict[str, Any] | None, str | None]:
+    """Copy ``agent``'s raw output into the run directory and parse it (transcripts.review_run:
+    the summary for run.json and, when every tool call was denied, the no-attempt reason)."""
+    work = run_work(files.run_dir)
+    files.collect(work, RAW_FILES.get(agent, ()), limit)
+    session = SESSION_DIRS.get(agent)
+    newest = newest_session(work, session[0], session[1]) if session else None
+    if session and newest:
+        files.collect_as(work, ((newest, session[2]),), limit)
+    return review_run(files.run_dir, agent)
+
+
+def keep_stopped(files: RunFiles, record: dict[str, Any], agent: str, limit: int) -> None:
+    """:func:`keep` for a run apg stopped, into ``record``; nothing when apg's own files in the
+    run directory are not as it left them (the caller's record reports that)."""
+    if files.problems():
+        return
+    summary, _ = keep(files, agent, limit)
+    if summary is not None:
+        record["agent_transcript"] = summary
+
+
+def newest_session(work: os.PathLike[str], folder: str, pattern: str) -> str | None:
+    """The path, relative to ``work``, of the last-named file matching ``pattern`` under
+    ``folder``; never through a link (the folder, a folder in it or the file itself)."""
+    top = os.path.join(work, folder)
+    if os.path.islink(top) or not os.path.isdir(top):
+        return None
+    found: list[str] = []
+    for parent, _, names in os.walk(top):  # os.walk does not follow links to folders
+        found.extend(os.path.relpath(os.path.join(parent, n), work) for n in names
+                     if fnmatch.fnmatch(n, pattern) and not os.path.islink(os.path.join(parent, n)))
+    # Codex names them rollout-<time>-<id>.jsonl: the last name is the newest session.
+    return max(found, key=os.path.basename) if found else None
