@@ -105,3 +105,26 @@ def test_calibrate_command(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -
     assert judge_cli.main(["calibrate", str(jsonl)]) == 2
     err = capsys.readouterr().err
     assert "APG_JUDGE_LABELS_INVALID" in err and f"{jsonl}:2:" in err
+
+
+def test_calibrate_judges_replies_it_is_given(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    rows = [("pass", "The listing is at /kb/billing."), ("fail", "Done."),
+            ("pass", "See /kb/billing for it.")]
+    labels = tmp_path / "labels.jsonl"
+    labels.write_text("".join(json.dumps({"criterion": CRITERION, "reply": reply, "human": human})
+                              + "\n" for human, reply in rows), "utf-8")
+    # Three votes a row: pass (yes, yes, no), fail (no, no, no), undecided (yes, no, unknown).
+    votes = ["YES", "YES", "NO", "NO", "NO", "NO", "YES", "NO", "UNKNOWN"]
+    with ScriptedModelServer([], side_replies=votes) as server:
+        monkeypatch.setenv("AI_PG_JUDGE_MODEL", MODEL)
+        monkeypatch.setenv("AI_PG_JUDGE_BASE_URL", server.url)
+        monkeypatch.setenv("AI_PG_JUDGE_API_KEY", "scripted-dummy-key")
+        assert judge_cli.main(["calibrate", str(labels), "--json",
+                               f"--cache-dir={tmp_path}"]) == 0
+        assert len(judge_requests(server)) == 9
+    result = json.loads(capsys.readouterr().out)
+    assert (result["kappa"], result["items"], result["undecided"]) == (1.0, 2, 1)
+    monkeypatch.delenv("AI_PG_JUDGE_MODEL")
+    assert judge_cli.main(["calibrate", str(labels)]) == 2
+    assert "no judge model" in capsys.readouterr().err
