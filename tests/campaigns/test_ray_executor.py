@@ -167,3 +167,39 @@ def test_a_cluster_short_of_beds_stops_the_campaign_saying_so(
     assert result.rc == 1, result.err
     assert "APG_CAMPAIGN_RAY_NO_BED 3 bed actors wanted, 1 of 3 did not start in 5s" in result.err
     assert not list(out.glob("runs/*/attempt.json"))  # no attempt ran
+
+
+def test_a_ray_campaign_resumes_on_ray_to_the_uninterrupted_report(
+        apg: Any, tmp_path: Path, template: Path, register: Any) -> None:  # noqa: F811
+    submitted: list[int] = []
+
+    class Counting(RayExecutor):
+        def submit(self, job: beds.Job, attempt: Any, earlier: Any = None) -> None:
+            submitted.append(attempt.order)
+            super().submit(job, attempt, earlier)
+
+    register("ray-counts", lambda context, jobs: Counting(context, jobs, None))
+    spec = example_on(template, tmp_path / "spec.yml")
+    out = tmp_path / "out"
+    run_campaign(apg, spec, out, "--executor", "ray")
+    whole = untimed(out)
+    # As a runner killed mid-attempt leaves it: one attempt without its record, no report.
+    (out / "runs" / "0002" / "attempt.json").unlink()
+    (out / "report.json").unlink()
+    result = apg("campaign", "resume", str(out), "--beds", str(tmp_path / "again"),
+                 "--executor", "ray-counts")
+    assert result.rc == 0, result.err
+    assert submitted == [2], "the attempt left was not run on the Ray executor"
+    assert untimed(out) == whole
+
+
+def test_resume_refuses_an_address_for_the_local_executor(
+        apg: Any, tmp_path: Path, template: Path) -> None:
+    spec = example_on(template, tmp_path / "spec.yml")
+    out = tmp_path / "out"
+    run_campaign(apg, spec, out)
+    (out / "runs" / "0001" / "attempt.json").unlink()
+    result = apg("campaign", "resume", str(out), "--address", "127.0.0.1:6379")
+    assert result.rc == 2, result.err
+    assert "APG_USAGE --address is for the executors that join a cluster" in result.err
+    assert not (out / "runs" / "0001" / "attempt.json").exists()

@@ -53,6 +53,7 @@ from ai_proving_ground.campaigns.records import (
 from ai_proving_ground.campaigns.report import attempt_entries
 from ai_proving_ground.campaigns.spec import Attempt, Campaign, CampaignSpec, load_spec, plan, resolve
 from ai_proving_ground.errors import ApgError
+from ai_proving_ground.executors import registry
 from ai_proving_ground.records import write_record
 from ai_proving_ground.report import say
 from ai_proving_ground.settings import Settings
@@ -113,6 +114,7 @@ def _resume_locked(files: CampaignFiles, options: ResumeOptions) -> runner.Campa
         return runner.report_and_say(files)
     spec, settings = campaign.spec, beds.job_settings(run_options.settings, campaign)
     runner.check_agents(spec, spec.bed or next(iter(spec.ddev_beds), files.directory / "template"))
+    registry.check_usable(runner.executor_name(spec, run_options), run_options.address)
     bed_folder.check(run_options.beds)
     # A template at hand (the spec's, the run's, DDEV's projects) is compared before any bed
     # folder is made: a refusal then leaves nothing behind.
@@ -134,7 +136,8 @@ def _resume_locked(files: CampaignFiles, options: ResumeOptions) -> runner.Campa
                                              _jobs(spec, run_options, recorded, todo), run_options)
         interrupted = runner.run_attempts(
             context, job_list, todo, runner.executor_name(spec, run_options),
-            run_options.progress, len(attempts), _outcomes(done.values()))
+            run_options.progress, len(attempts), _outcomes(done.values()),
+            address=run_options.address)
     finally:
         folder.close()
     return runner.report_and_say(files, interrupted)

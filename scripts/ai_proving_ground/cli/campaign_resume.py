@@ -1,4 +1,5 @@
-"""``apg campaign resume DIR [--force] [--jobs N] [--beds DIR] [--keep-beds]``: finish a campaign.
+"""``apg campaign resume DIR [--force] [--jobs N] [--beds DIR] [--keep-beds] [--executor NAME]``:
+finish a campaign (``--address ADDR`` with the ray executor).
 
 Runs every planned attempt of the campaign directory DIR that has no finished record, exactly
 once: half-written attempts (a ``runs/<order>/`` without a complete, valid attempt.json) and
@@ -42,6 +43,10 @@ def build_parser() -> ArgumentParser:
                         "--keep-beds")
     parser.add_argument("--keep-beds", action="store_true",
                         help="keep the beds when the campaign ends (to look at them)")
+    parser.add_argument("--executor", metavar="NAME", help="what runs the attempts left "
+                        "(default: the spec's executor, else local); ray: one actor per bed")
+    parser.add_argument("--address", metavar="ADDR",
+                        help="with the ray executor: the cluster to join (default: a local one)")
     return parser
 
 
@@ -57,6 +62,7 @@ def main(argv: Sequence[str], site_step: SiteStep) -> int:
         options = runner.RunnerOptions(
             spec_path=directory / "spec.yml", jobs=args.jobs,
             beds=Path(args.beds) if args.beds else None, keep_beds=args.keep_beds,
+            executor=args.executor, address=args.address,
             settings=settings, site_step=site_step,
             progress=progress.for_stream(report.stderr(), settings.no_color))
         result = resume.resume_campaign(resume.ResumeOptions(directory, options, force=args.force))
