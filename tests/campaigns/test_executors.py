@@ -167,11 +167,14 @@ def test_an_unknown_executor_is_refused_with_the_known_names(
 
 
 def test_the_registry_imports_an_executor_only_when_it_is_looked_up() -> None:
-    code = ("import sys, ai_proving_ground.executors.registry as r; "
-            "print('ai_proving_ground.executors.local' in sys.modules, r.DEFAULT in r.EXECUTORS)")
+    # The local executor, the default, needs no Ray: checking the ray executor's extra (as every
+    # run's preflight does) imports neither its module nor ray.
+    code = ("import sys, ai_proving_ground.executors.registry as r; r.check_usable('ray', None); "
+            "print('ai_proving_ground.executors.local' in sys.modules, r.DEFAULT in r.EXECUTORS, "
+            "'ray' in sys.modules, 'ai_proving_ground.executors.ray_executor' in sys.modules)")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                           check=True, cwd=PROJECT_ROOT)
-    assert done.stdout.split() == ["False", "True"]
+    assert done.stdout.split() == ["False", "True", "False", "False"]
 
 
 def test_an_address_is_refused_for_an_executor_that_joins_no_cluster(
