@@ -129,6 +129,47 @@ def test_the_installed_apg_runs_the_demo_loop_outside_the_checkout(venv: Path, t
     assert "Per arm, pooled over tasks" in (campaign / "report.html").read_text(encoding="utf-8")
 
 
+def test_the_readmes_everyday_commands_work_from_the_installed_wheel(venv: Path,
+                                                                     tmp_path: Path) -> None:
+    """The README's commands beyond the loop, each as the README gives it, from an empty folder
+    outside the checkout with only the installed wheel on PATH."""
+    env = {k: v for k, v in os.environ.items()
+           if not k.startswith(("AI_PG_", "APG_", "PYTHON", "VIRTUAL_ENV"))}
+    env["PATH"] = f"{venv / 'bin'}{os.pathsep}{env.get('PATH', '')}"
+    env["XDG_DATA_HOME"] = str(tmp_path / "data")
+    work = tmp_path / "empty"
+    work.mkdir()
+    apg = str(venv / "bin" / "apg")
+    bed = work / "bed"
+
+    def ok(*argv: str) -> subprocess.CompletedProcess[str]:
+        return _ok(_run([apg, *argv], work, env))
+
+    assert ok("-V").stdout.strip() and "commands:" in ok("--help").stdout
+    assert "dv01_view_build" in ok("tasks").stdout
+    assert "oracle" in ok("agents").stdout and "kb_docs" in ok("fixtures").stdout
+    assert "_apg_complete" in ok("completion", "bash").stdout
+    ok("dataset", "validate", "build_tasks")
+    assert "kb_docs" in ok("task", "card", "dv01_view_build").stdout
+    ok("bed", "init", str(bed), "kb_docs")
+    ok("provision", "--approot", str(bed), "kb_docs")
+    assert json.loads(ok("hash", "--approot", str(bed), "kb_docs", "--json").stdout)
+    assert json.loads(ok("doctor", "--approot", str(bed)).stdout)["healthy"] is True
+    assert "views" in ok("site", "--approot", str(bed), "pm:list", "--format=csv",
+                         "--fields=name").stdout
+    ok("grade", "dv01_view_build", "--approot", str(bed), "build_tasks", "acme/m1")
+    listed = json.loads(ok("results", "--approot", str(bed), "--json").stdout)
+    assert [row["model"] for row in listed] == ["acme/m1"]
+    exported = ok("results", "export", "--approot", str(bed), "--eee", str(work / "eee"))
+    assert exported.stdout.strip().startswith(str(work / "eee" / "data" / "build_tasks" / "acme"))
+    ok("campaign", "run", "example", "--dry-run")
+    campaign = Path(ok("campaign", "run", "example").stdout.strip())
+    assert campaign.is_relative_to(tmp_path / "data")  # the data directory, not the cwd
+    assert "Campaign smoke" in ok("campaign", "report", str(campaign)).stdout
+    ok("campaign", "report", str(campaign), "--gate", "oracle=0.3")
+    assert sorted(p.name for p in work.iterdir()) == ["bed", "eee"]  # nothing else left here
+
+
 def test_the_demo_closing_hint_runs_as_printed(venv: Path, tmp_path: Path) -> None:
     # As under `make demo`: nox runs the demo with its venv first on PATH, but the user's shell,
     # where the hint is pasted, does not have it there, so the hint must not say bare `apg`.
