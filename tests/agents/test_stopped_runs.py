@@ -1,18 +1,26 @@
-"""A run apg stops at its time limit keeps its transcript: the real CLIs, a scripted model that
-asks for a command outliving the limit, and the server's own log to compare with. Codex's
+"""A run apg stops (its time limit, Ctrl-C) keeps its transcript: the real CLIs, a scripted
+model that asks for a command outliving the run, and the server's own log to compare with. Codex's
 session file is collected by apg (the adapter's exit trap never runs when apg stops it)."""
 
 from __future__ import annotations
 
-import pytest
-from cli_kit import Drive
+import json
+import os
+import signal
+import threading
+from pathlib import Path
 
+import pytest
+from cli_kit import RUN_TIMEOUT_S, TASK, Drive, provider_env
+
+from ai_proving_ground.cli import run as run_cli
 from ai_proving_ground.transcripts import TRANSCRIPT_FILE, load
-from support.model_server import Reply, Shell, Step
+from support.model_server import Reply, ScriptedModelServer, Shell, Step
 
 LONG = "python3 -c 'import time; time.sleep(300)'"
 # Far above each CLI's start-up and first answer, far below the command's length.
 LIMIT_S = 25
+INTERRUPT_AFTER_S = 15
 
 
 @pytest.mark.parametrize("agent", ["claude-code", "codex"])
@@ -42,3 +50,31 @@ def test_a_timed_out_run_keeps_the_tokens_and_calls_the_server_logged(agent: str
     summary = driven.record["agent_transcript"]
     assert summary["file"] == TRANSCRIPT_FILE and summary["partial"] is True
     assert summary["usage"]["output_tokens"] == sent.output_tokens
+
+
+def test_an_interrupted_run_keeps_its_transcript(cli_bed: Path,
+                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    # Ctrl-C while the command runs: SIGINT to this process, as a terminal sends it; apg stops
+    # the CLI, exits 130 and keeps what the CLI did.
+    script: list[Step] = [Shell(LONG), Reply("done")]
+    with ScriptedModelServer(script, timeout_s=RUN_TIMEOUT_S) as server:
+        for name, value in {**provider_env("claude-code", server.url),
+                            "APG_CLAUDE_ALLOWED_TOOLS": "Bash"}.items():
+            monkeypatch.setenv(name, value)
+        timer = threading.Timer(INTERRUPT_AFTER_S, os.kill, (os.getpid(), signal.SIGINT))
+        timer.start()
+        try:
+            rc = run_cli.main(["--approot", str(cli_bed), TASK, "--agent=claude-code",
+                               f"--timeout={RUN_TIMEOUT_S}"])
+        finally:
+            timer.cancel()
+    assert rc == 130
+    [run_dir] = (cli_bed / ".ai-proving-ground" / "runs").iterdir()
+    record = json.loads((run_dir / "run.json").read_text(encoding="utf-8"))
+    assert record["status"] == "interrupted"
+    transcript = load(run_dir)
+    sent = server.tokens_sent("anthropic")
+    assert [(c.command, c.exit_code) for c in transcript.commands] == [(LONG, None)]
+    assert (transcript.usage.input_tokens, transcript.usage.output_tokens) == (
+        sent.input_tokens, sent.output_tokens)
+    assert transcript.partial and record["agent_transcript"]["partial"] is True
