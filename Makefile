@@ -6,11 +6,13 @@ NOX := $(VENV)/bin/nox
 .PHONY: demo test lint bench clean
 
 $(NOX):
+	@echo "First run: making $(VENV) with nox in it (quiet pip, about 30 s; once only)..."
 	$(PYTHON) -m venv $(VENV)
 	$(VENV)/bin/python -m pip install --quiet --upgrade pip
 	$(VENV)/bin/python -m pip install --quiet "nox>=2024.4.15"
 
 demo: $(NOX)
+	@echo "nox installs apg into its own venv (.nox/demo; the first time about a minute), then runs the demo..."
 	$(NOX) -s demo
 	@echo "The demo's closing hint names its apg; to put apg on your PATH: pipx install . (README, Install)."
 

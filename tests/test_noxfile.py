@@ -98,3 +98,18 @@ def test_a_broken_pyenv_shim_is_not_an_interpreter(project: Path, monkeypatch: p
     noxfile = _load(project, monkeypatch)
     assert noxfile.available_pythons(str(project / "bin"), str(project / "no-pyenv"),
                                      project / "shims") == []
+
+
+def test_the_first_make_demo_says_what_its_slow_steps_do(tmp_path: Path) -> None:
+    """The first `make demo` spends a minute in quiet pip installs: it says so before each."""
+    make = shutil.which("make")
+    if make is None:
+        pytest.skip("needs make")
+    planned = subprocess.run([make, "-n", "-f", str(CHECKOUT / "Makefile"), "demo",
+                              f"VENV={tmp_path / 'venv'}"], capture_output=True, text=True,
+                             timeout=60, check=True, cwd=tmp_path).stdout
+    lines = planned.splitlines()
+    first_run = next(i for i, line in enumerate(lines) if "First run: making" in line)
+    assert first_run < next(i for i, line in enumerate(lines) if "-m venv" in line)
+    says_install = next(i for i, line in enumerate(lines) if "nox installs apg" in line)
+    assert says_install < next(i for i, line in enumerate(lines) if " -s demo" in line)
