@@ -233,3 +233,59 @@ def test_shipped_tasks_tell_builds_apart_through_the_ddev_driver(
     results = run_checks(task.checks, driver, bed, task.fixtures)
     failed = [f"{r.id}: {r.message}" for r in results if not r.passed]
     assert ((0 if failed else 1), driver.round_trips) == (score, 1), failed
+
+
+# ---------------------------------------------------------------------------- content outside
+
+# Bundles no fixture ships, on the site before provision (Drupal's standard install has both).
+BUNDLES = {"node.type.page": {"type": "page", "name": "Basic page"},
+           "taxonomy.vocabulary.tags": {"vid": "tags", "name": "Tags"}}
+
+
+def _added(entity_type: str, bundle: str, label: dict[str, Any]) -> Callable[[State], None]:
+    """An entity the task never asks for, stored as the probe's entity_create stores one."""
+    def build(state: State) -> None:
+        uuid = f"0dd0c000-0000-4000-8000-{len(state['entities']) + 1:012d}"
+        state["next_id"] = state.get("next_id", 0) + 1
+        state["entities"][uuid] = {"entity_type": entity_type, "uuid": uuid,
+                                   "id": state["next_id"], "bundle": bundle, "fields": label}
+    return build
+
+
+# Seen only by comparing every content type's and bundle's count with the recorded counts.
+CONTENT_BUILDS = {
+    "a new user created": _added("user", "user", {"name": [{"value": "eve"}]}),
+    "a term in an unrelated vocabulary": _added("taxonomy_term", "tags",
+                                                {"name": [{"value": "Billing"}]}),
+    "a node of an unrelated bundle": _added("node", "page", {"title": [{"value": "Billing help"}]}),
+}
+
+
+@pytest.mark.parametrize("task_id", ["dv01_view_build", "cv01_footer_heading"])
+def test_content_outside_the_task_is_a_change_through_the_ddev_driver(
+        bed: Path, stub: Stub, cli: Cli, tmp_path: Path, task_id: str) -> None:
+    task = SHIPPED.task(task_id)
+    assert stub.site is not None
+    before: State = json.loads(stub.site.read_text(encoding="utf-8"))
+    before["config"].update(BUNDLES)
+    stub.site.write_text(json.dumps(before), encoding="utf-8")
+    rc, _out, err = cli(provision_cli.main, "--approot", str(bed), *task.fixtures)
+    assert rc == 0, err
+    for step in _reference(task_id):
+        rc, _out, err = cli(drush_cli.main, "--approot", str(bed), *step)
+        assert rc == 0, (step[0], err)
+    built_state: State = json.loads(stub.site.read_text(encoding="utf-8"))
+    graded = {}
+    for index, (name, build) in enumerate({"the reference": lambda state: None,
+                                           **CONTENT_BUILDS}.items()):
+        state = copy.deepcopy(built_state)
+        build(state)
+        site = tmp_path / f"content-{index}.json"
+        site.write_text(json.dumps(state), encoding="utf-8")
+        stub.use_site(site)
+        driver = DdevSite(bed)
+        results = run_checks(task.checks, driver, bed, task.fixtures)
+        failed = [r.id for r in results if not r.passed]
+        graded[name] = ((0 if failed else 1), failed, driver.round_trips)
+    assert graded == {"the reference": (1, [], 1),
+                      **{name: (0, ["rest-unchanged"], 1) for name in CONTENT_BUILDS}}

@@ -90,8 +90,8 @@ def test_check_sentences() -> None:
         == "A visitor of `/kb` is served view `v`, listing exactly 3 row(s) in the expected order " \
            "(1 group(s) of them in any order)."
     assert describe({"type": "site_unchanged", "allow": {"config": ["views.view.v"]}}) == \
-        "Nothing else on the site changed: all of its config and its fixtures' content match " \
-        "the baseline, " \
+        "Nothing else on the site changed: all of its config, its fixtures' content and how " \
+        "many entities of each content type and bundle it holds match the baseline, " \
         "except `views.view.v`."
     assert describe({"type": "entity_count", "entity_type": "node", "bundle": "kb_doc", "min": 2}) \
         == "The site holds at least 2 node kb_doc entities."

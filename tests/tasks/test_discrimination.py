@@ -6,7 +6,10 @@ made with the task's fixtures and provisioned, so its baseline holds a config ex
 with the task's own checks, as ``apg grade`` grades it; the reference solution must score 1 and
 doing nothing 0. Before provision the bed gains a view no fixture owns (``views.view.content``,
 as Drupal's standard install has one): editing it, or adding any config object, is a change
-``site_unchanged`` sees only by comparing the whole config with the baseline's export.
+``site_unchanged`` sees only by comparing the whole config with the baseline's export. It also
+gains a content type and a vocabulary no fixture ships (``page``, ``tags``): a node or term in
+them, or a file entity, is a change ``site_unchanged`` sees only by comparing every content type's
+and bundle's count with the counts provision recorded.
 """
 
 from __future__ import annotations
@@ -84,6 +87,14 @@ CONTENT_VIEW = {
                    "display_options": {"path": "admin/content/list"}}}}
 
 
+# Bundles no fixture ships, defined before provision (Drupal's standard install has both).
+PAGE_TYPE = {"langcode": "en", "status": True, "dependencies": {}, "name": "Basic page",
+             "type": "page", "description": "", "help": None, "new_revision": True,
+             "preview_mode": 1, "display_submitted": False}
+TAGS = {"langcode": "en", "status": True, "dependencies": {}, "name": "Tags", "vid": "tags",
+        "description": "", "weight": 0, "new_revision": False}
+
+
 class Templates:
     """One bed a fixture set, made, given CONTENT_VIEW and provisioned; a test gets a copy."""
 
@@ -99,6 +110,8 @@ class Templates:
             driver = EmbeddedSite(template)
             with driver.session() as store:
                 driver.config_save(store, "views.view.content", CONTENT_VIEW)
+                driver.config_save(store, "node.type.page", PAGE_TYPE)
+                driver.config_save(store, "taxonomy.vocabulary.tags", TAGS)
             provision(template, list(key), driver)
             self.beds[key] = template
         shutil.copytree(self.beds[key], target, symlinks=True)
@@ -131,8 +144,22 @@ OUTSIDE = {"an unrelated view edited": unrelated_view_edited,
            "a role no fixture owns changed": anonymous_role_changed}
 
 
-def outside(task_id: str) -> dict[str, Build]:
-    return {name: then(reference(task_id), change) for name, change in OUTSIDE.items()}
+# Content no fixture declares, whichever the task: closed by site_unchanged comparing every
+# content type's and bundle's count with the baseline's (the embedded site has no user entity;
+# tests/ddev/test_ddev_discrimination.py creates one through the DDEV driver).
+CONTENT = {
+    "a file entity created": steps(["entity:create", "file", "--values",
+                                    '{"filename": "notes.txt", "uri": "public://notes.txt"}']),
+    "a term in an unrelated vocabulary": steps(["entity:create", "taxonomy_term", "tags",
+                                                "--values", '{"name": "Billing"}']),
+    "a node of an unrelated bundle": steps(["entity:create", "node", "page", "--values",
+                                            '{"title": "Billing help"}']),
+}
+
+
+def outside(task_id: str, content: bool = False) -> dict[str, Build]:
+    changes = {**OUTSIDE, **(CONTENT if content else {})}
+    return {name: then(reference(task_id), change) for name, change in changes.items()}
 
 
 # ---------------------------------------------------------------------------- dv01
@@ -170,7 +197,7 @@ DV01_WRONG: dict[str, Build] = {
         ["entity:update", "node", ARTICLE, "--values", '{"title": "Reset it"}'])),
     "the front page changed": then(reference("dv01_view_build"), steps(
         ["config:set", "system.site", "page.front", "/kb/billing"])),
-    **outside("dv01_view_build"),
+    **outside("dv01_view_build", content=True),
 }
 DV01_RIGHT: dict[str, Build] = {
     "the reference solution": reference("dv01_view_build"),
@@ -227,7 +254,7 @@ CV01_WRONG: dict[str, Build] = {
     "the front page unpublished": then(reference("cv01_footer_heading"), UNPUBLISH_HOME),
     "the front page moved off /home": then(reference("cv01_footer_heading"), MOVE_HOME),
     "an article deleted": then(reference("cv01_footer_heading"), DELETE_ARTICLE),
-    **outside("cv01_footer_heading"),
+    **outside("cv01_footer_heading", content=True),
 }
 CV01_RIGHT: dict[str, Build] = {
     "the reference": reference("cv01_footer_heading"),
@@ -375,3 +402,17 @@ def test_a_change_outside_the_fixtures_passes_a_baseline_without_an_export(
     for export in (bed / ".ai-proving-ground").glob("config.*.json"):
         export.unlink()
     assert grade(bed, "dv01_view_build") == (1, [])
+
+
+@pytest.mark.parametrize("task_id", ["dv01_view_build", "cv01_footer_heading"])
+@pytest.mark.parametrize("name", sorted(CONTENT))
+def test_content_outside_the_fixtures_passes_a_baseline_without_counts(
+        templates: Templates, tmp_path: Path, site: Site, task_id: str, name: str) -> None:
+    """What closed the hole: without the baseline's recorded counts (a baseline captured before
+    provision recorded them) only the fixtures' bundles are counted and these builds pass."""
+    bed = templates.copy(task(task_id).fixtures, tmp_path / "bed")
+    then(reference(task_id), CONTENT[name])(site, bed)
+    assert grade(bed, task_id)[0] == 0
+    (counts,) = (bed / ".ai-proving-ground").glob("counts.*.json")
+    counts.unlink()
+    assert grade(bed, task_id) == (1, [])

@@ -30,13 +30,15 @@ class ConfigExportRecord(FieldsRecord):
     config: dict[str, Any]
 
 
-def capture(baseline: Baseline, driver: SiteDriver) -> None:
-    """Read every config object (two round trips: the names, then their data) and record them."""
+def capture(baseline: Baseline, driver: SiteDriver) -> list[str]:
+    """Read every config object (two round trips: the names, then their data), record them and
+    return their names."""
     names = driver.read_state(StateQuery(config_prefixes=("",))).config_names.get("", [])
     config = driver.read_state(StateQuery(config=tuple(sorted(names)))).config
     write_record(baseline.config_export, ConfigExportRecord(
         format=FORMAT, set_key=baseline.set_key, driver=driver.name,
         config={name: data for name, data in sorted(config.items()) if data is not None}))
+    return sorted(names)
 
 
 def load(baseline: Baseline) -> dict[str, Any] | None:

@@ -17,7 +17,14 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from ai_proving_ground.baselines import config_export, grader_tree, public_files, snapshot, versions
+from ai_proving_ground.baselines import (
+    config_export,
+    content_counts,
+    grader_tree,
+    public_files,
+    snapshot,
+    versions,
+)
 from ai_proving_ground.baselines.locking import bed_lock
 from ai_proving_ground.baselines.store import Baseline, BaselineRecord, record_driver
 from ai_proving_ground.baselines.tree import (
@@ -116,7 +123,7 @@ def capture(approot: Path, baseline: Baseline, fixture_set: FixtureSet,
     assert live is not None
     write_record(baseline.versions, versions.record(live))
     crashpoint("provision.versions-recorded")
-    config_export.capture(baseline, driver)
+    content_counts.capture(baseline, driver, config_export.capture(baseline, driver))
     driver.dump_database(baseline.dump)
     crashpoint("provision.dump-written")
     commit = head_commit(approot)  # recorded first: reset restores it, whatever the tag says later

@@ -111,6 +111,11 @@ class Baseline:
         return self._file("config", ".json")
 
     @property
+    def content_counts(self) -> Path:
+        """How many entities of each content type and bundle it holds (baselines/content_counts.py)."""
+        return self._file("counts", ".json")
+
+    @property
     def objects(self) -> Path:
         """The snapshot's file contents by sha256, shared by every set of the bed."""
         return self.directory / "objects"

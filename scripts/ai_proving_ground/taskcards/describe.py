@@ -121,8 +121,9 @@ def _menu_tree(spec: dict[str, Any]) -> str:
 def _site_unchanged(spec: dict[str, Any]) -> str:
     allow = spec.get("allow") or {}
     allowed = [f"`{name}`" for key in ("config", "content") for name in allow.get(key) or []]
-    return ("Nothing else on the site changed: all of its config and its fixtures' content "
-            "match the baseline" + (f", except {', '.join(allowed)}" if allowed else "") + ".")
+    return ("Nothing else on the site changed: all of its config, its fixtures' content and "
+            "how many entities of each content type and bundle it holds match the baseline"
+            + (f", except {', '.join(allowed)}" if allowed else "") + ".")
 
 
 def _command(spec: dict[str, Any]) -> str:

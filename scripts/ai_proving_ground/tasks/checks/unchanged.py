@@ -8,11 +8,15 @@ be: the task's fixtures' config files, no object added under their owned prefixe
 recipe's config actions (the site name, the front page). Both sides are compared as
 ``fixture_plan.comparable_config`` spells them, so the embedded site and Drupal compare alike.
 
-Content: the fixtures' content files by label, status and every configurable field, their
-counts, and an aliased entity must still be what a visitor of its alias gets (a page moved off
-its path or unpublished). A task declares what it may change in ``allow``: config names (an
-entry ending in a dot is a prefix), and content by UUID, ``<entity_type>.<bundle>`` or
-``<entity_type>``.
+Content: the fixtures' content files by label, status and every configurable field, and an
+aliased entity must still be what a visitor of its alias gets (a page moved off its path or
+unpublished). Counts: every watched content entity type's total and each of its bundles' counts
+against the counts provision recorded (``baselines/content_counts``), so a new user, a file, a
+term in a vocabulary no fixture ships or a node of a bundle no fixture declares is a change; a
+baseline captured before provision recorded them compares the fixtures' declared counts. A task
+declares what it may change in ``allow``: config names (an entry ending in a dot is a prefix),
+and content by UUID, ``<entity_type>.<bundle>`` or ``<entity_type>``; an allowed bundle's items
+are left out of its type's total, and an allowed UUID the site gained or lost is not counted.
 """
 
 from __future__ import annotations
@@ -21,7 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ai_proving_ground.baselines import config_export
+from ai_proving_ground.baselines import config_export, content_counts
 from ai_proving_ground.baselines.store import Baseline as BaselineFiles
 from ai_proving_ground.fixture_plan import comparable_config
 from ai_proving_ground.fixtures import load_set
@@ -54,14 +58,20 @@ class Baseline:
     counts: dict[tuple[str, str], int] = field(default_factory=dict)
     # The baseline's config export, name -> comparable data; None for an older baseline.
     exported: dict[str, Any] | None = None
+    # Whether ``counts`` are provision's recorded counts ((type, "") a type's total) rather
+    # than the fixtures' declared ones (an older baseline).
+    recorded: bool = False
 
 
 def load_baseline(context: CheckContext) -> Baseline:
     baseline = Baseline()
     fixture_set = load_set(list(context.fixtures), context.approot, with_facts=True,
                            settings=context.settings)
-    exported = config_export.load(BaselineFiles.of(context.approot, fixture_set.key,
-                                                   context.settings))
+    files = BaselineFiles.of(context.approot, fixture_set.key, context.settings)
+    exported = config_export.load(files)
+    recorded = content_counts.load(files)
+    if recorded is not None:
+        baseline.counts, baseline.recorded = recorded, True
     if exported is not None:
         baseline.exported = {name: comparable_config(data) for name, data in exported.items()}
     for fixture in fixture_set.fixtures:
@@ -70,7 +80,7 @@ def load_baseline(context: CheckContext) -> Baseline:
                 baseline.config[path.stem] = load_yaml(path, token="APG_CONFIG_INVALID")
             baseline.prefixes += fixture.owned_config
         baseline.content += load_content_dir(fixture.directory / "content")
-        for entity_type, bundles in fixture.facts["counts"].items():
+        for entity_type, bundles in ({} if recorded is not None else fixture.facts["counts"]).items():
             for bundle, count in bundles.items():
                 key = (entity_type, bundle)
                 baseline.counts[key] = baseline.counts.get(key, 0) + int(count)
@@ -95,7 +105,7 @@ class SiteUnchanged(Check):
     """The rest of the site equals its baseline: config, content and counts."""
 
     baseline: Baseline
-    _counts: dict[tuple[str, str], int]
+    _counts: dict[tuple[str, str], int]  # (type, bundle or "" for the total) -> answer index
     _aliases: dict[tuple[str, str], int]
 
     def prepare(self, context: CheckContext) -> None:
@@ -106,8 +116,10 @@ class SiteUnchanged(Check):
                    for entry in (self.spec.get("allow") or {}).get("config") or [])
 
     def _allowed_content(self, entity_type: str, bundle: str, uuid: str = "") -> bool:
-        allowed = set((self.spec.get("allow") or {}).get("content") or [])
-        return bool({uuid, entity_type, f"{entity_type}.{bundle}"} & allowed)
+        return bool({uuid, entity_type, f"{entity_type}.{bundle}"} & self._allowed())
+
+    def _allowed(self) -> set[str]:
+        return set((self.spec.get("allow") or {}).get("content") or [])
 
     def plan(self, plan: QueryPlan) -> None:
         self._aliases = {(alias, f"{doc.entity_type}:{doc.uuid}"): plan.add(plan.pages,
@@ -127,8 +139,16 @@ class SiteUnchanged(Check):
                 plan.add(plan.config_prefixes, prefix)
         for doc in self.baseline.content:
             plan.add(plan.entities, doc.uuid)
-        self._counts = {key: plan.add(plan.counts, CountQuery(*key))
-                        for key in sorted(self.baseline.counts)}
+        keys = set(self.baseline.counts)
+        if self.baseline.recorded:
+            # An allowed bundle is counted too (it may be new), to leave it out of the total;
+            # an allowed UUID is read, to leave it out of the counts wherever it now is.
+            keys |= {(t, b) for t, _, b in (e.partition(".") for e in self._allowed()) if b}
+            for entry in sorted(self._allowed()):
+                if _is_uuid(entry):
+                    plan.add(plan.entities, entry)
+        self._counts = {key: plan.add(plan.counts, CountQuery(key[0], key[1] or None))
+                        for key in sorted(keys)}
 
     def evaluate(self, answer: StateAnswer, context: CheckContext) -> CheckResult:
         changes = [*self._config_changes(answer), *self._content_changes(answer)]
@@ -195,6 +215,8 @@ class SiteUnchanged(Check):
             if page.served != claim or page.outcome != "entity":
                 got = page.served if page.outcome == "entity" else page.outcome
                 changes.append(f"{claim} is no longer what a visitor of {alias} gets ({got})")
+        if self.baseline.recorded:
+            return changes + self._recorded_count_changes(answer)
         for key, index in self._counts.items():
             if self._allowed_content(*key):
                 continue
@@ -202,6 +224,52 @@ class SiteUnchanged(Check):
             if count != baseline:
                 changes.append(f"{key[0]} {key[1]}: {count} items, the baseline has {baseline}")
         return changes
+
+    def _recorded_count_changes(self, answer: StateAnswer) -> list[str]:
+        """Each bundle's count, then each type's total outside its allowed bundles, against the
+        recorded counts; an allowed UUID added or deleted is not counted where it is or was."""
+        live = {key: answer.counts[index] for key, index in self._counts.items()}
+        base = dict(self.baseline.counts)
+        was = {doc.uuid: (doc.entity_type, doc.bundle) for doc in self.baseline.content}
+        for uuid in self._allowed():
+            record = answer.entities.get(uuid) if _is_uuid(uuid) else None
+            if record is not None and uuid not in was:
+                counted, where = live, (record.entity_type, record.bundle)
+            elif record is None and uuid in was:
+                counted, where = base, was[uuid]
+            else:
+                continue
+            for key in (where, (where[0], content_counts.TOTAL)):
+                if key in counted:
+                    counted[key] -= 1
+        changes = []
+        for (entity_type, bundle), count in sorted(live.items()):
+            if bundle and not self._allowed_content(entity_type, bundle) \
+                    and count != base.get((entity_type, bundle), 0):
+                changes.append(f"{entity_type} {bundle}: {count} items, the baseline has "
+                               f"{base.get((entity_type, bundle), 0)}")
+        for entity_type in sorted(t for t, b in live if b == content_counts.TOTAL):
+            if entity_type in self._allowed() or any(c.startswith(f"{entity_type} ")
+                                                     for c in changes):
+                continue  # allowed whole, or a bundle's change already says it
+            left_out = [b for t, b in live if t == entity_type and b
+                        and f"{entity_type}.{b}" in self._allowed()]
+            now, then = (_outside(counts, entity_type, left_out) for counts in (live, base))
+            if now != then:
+                changes.append(f"{entity_type}: {now} items, the baseline has {then}"
+                               + (f" (besides {', '.join(left_out)})" if left_out else ""))
+        return changes
+
+
+def _outside(counts: dict[tuple[str, str], int], entity_type: str, bundles: list[str]) -> int:
+    """A type's total, less its items in ``bundles``."""
+    return counts.get((entity_type, content_counts.TOTAL), 0) - sum(
+        counts.get((entity_type, bundle), 0) for bundle in bundles)
+
+
+def _is_uuid(entry: str) -> bool:
+    """An ``allow.content`` entry naming one entity (types and bundles have no hyphen)."""
+    return "-" in entry and "." not in entry
 
 
 def _aliases(doc: ContentDoc) -> list[str]:
