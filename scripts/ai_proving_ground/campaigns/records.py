@@ -128,8 +128,10 @@ class CampaignRecord(FieldsRecord):
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> CampaignRecord:
         record = super().from_json(data)
-        baseline, treatment = record.compare
-        if baseline == treatment or not {baseline, treatment} <= set(record.arms):
+        if not record.compare and len(record.arms) == 1:
+            return record  # one arm: nothing is compared
+        if len(record.compare) != 2 or record.compare[0] == record.compare[1] \
+                or not set(record.compare) <= set(record.arms):
             raise ApgError(RECORD_INVALID, f"compare {record.compare} must name two different "
                            f"declared arms {record.arms}")
         return record

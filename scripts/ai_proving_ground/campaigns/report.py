@@ -190,6 +190,8 @@ def _arm_rows(groups: dict[GroupKey, dict[str, list[AttemptRecord]]],
 
 def _effects(groups: dict[GroupKey, dict[str, list[AttemptRecord]]],
              campaign: CampaignRecord) -> list[dict[str, Any]]:
+    if not campaign.compare:
+        return []  # one arm: the agents as they are, no paired effect
     baseline, treatment = campaign.compare
     pairs = sorted({(agent, model) for _, agent, model in groups},
                    key=lambda p: (_rank(p[0], campaign.agents), _rank(p[1], campaign.models)))

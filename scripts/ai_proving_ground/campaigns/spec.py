@@ -65,7 +65,7 @@ class CampaignSpec:
     dataset_ref: str
     tasks: tuple[str, ...] | None  # None: every task ("*")
     arms: tuple[Arm, ...]
-    compare: tuple[str, str]
+    compare: tuple[str, str] | tuple[()]  # () with one arm: no paired effect
     agents: tuple[str, ...]
     models: tuple[str | None, ...]
     repeats: int
@@ -171,7 +171,7 @@ def load_spec(path: Path) -> CampaignSpec:
         dataset_ref=data["dataset"],
         tasks=None if data["tasks"] == "*" else tuple(data["tasks"]),
         arms=arms,
-        compare=(names[0], names[1]),
+        compare=(names[0], names[1]) if len(names) > 1 else (),
         agents=tuple(data["agents"]),
         models=tuple(data.get("models") or [None]),
         repeats=int(data["repeats"]),

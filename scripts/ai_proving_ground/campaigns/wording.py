@@ -9,6 +9,8 @@ from ai_proving_ground.campaigns.report import SMALL_N
 
 
 def effect_lines(report: dict[str, Any]) -> list[str]:
+    if not report["campaign"]["compared"]:
+        return ["One arm: no paired effect (a second arm gives one)"]
     baseline, treatment = report["campaign"]["compared"]
     if not report["effects"]:
         return [f"Effect {treatment} − {baseline}: no judged attempts to compare"]

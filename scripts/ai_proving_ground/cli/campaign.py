@@ -28,6 +28,7 @@ from __future__ import annotations
 import argparse
 import io
 import sys
+import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -58,8 +59,22 @@ def build_parser() -> ArgumentParser:
                                 parser_class=ArgumentParser)
     run_parser = sub.add_parser("run", help="run a campaign spec",
                                 description="run every attempt of a campaign spec")
-    run_parser.add_argument("spec", metavar="SPEC", help="the campaign spec: a YAML path, or the "
-                            "name of a shipped campaign (example: campaigns/example.yml)")
+    run_parser.add_argument("spec", metavar="SPEC", nargs="?",
+                            help="the campaign spec: a YAML path, or the name of a shipped "
+                            "campaign (example: campaigns/example.yml); or, instead, --task and "
+                            "--agent for a quick matrix")
+    quick = run_parser.add_argument_group(
+        "a quick matrix, no spec (campaigns/quick.py: one arm, each agent's rate per task)")
+    quick.add_argument("--task", action="append", default=[], metavar="ID",
+                       help="a task id or glob (repeat for several)")
+    quick.add_argument("--agent", action="append", default=[], metavar="ADAPTER",
+                       help="an adapter (repeat for several)")
+    quick.add_argument("--repeats", type=positive_int, default=None,
+                       help="attempts per task and agent (default 3)")
+    quick.add_argument("--model", action="append", default=[], metavar="ID",
+                       help="a model id passed as --model (repeat for several)")
+    quick.add_argument("--dataset", metavar="REF", help="dataset name or path (default build_tasks)")
+    quick.add_argument("--seed", type=int, default=None, help="the order's seed (default 1)")
     run_parser.add_argument("--out", help="the campaign directory (new or empty; default "
                             "$XDG_DATA_HOME/ai-proving-ground/campaigns/<name>-<UTC time>, "
                             "~/.local/share without XDG_DATA_HOME)")
@@ -105,26 +120,44 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(args_list)
     if args.json and not args.dry_run:  # the run's data on stdout is its directory, one line
         parser.error("--json goes with --dry-run")
+    matrix = (args.task or args.agent or args.model or args.dataset or args.repeats
+              or args.seed is not None)
+    if bool(args.spec) == bool(matrix):
+        parser.error("give a SPEC, or --task and --agent for a quick matrix (not both)")
+    if matrix and not (args.task and args.agent):
+        parser.error("a quick matrix needs at least one --task and one --agent")
 
     def act() -> int:
         # Lazy for start-up time: only `apg campaign run` needs the runner and its progress.
         from ai_proving_ground.campaigns import progress, runner, spec
 
         settings = Settings.from_environ()
-        spec_path = spec.find_spec(args.spec)
-        campaign_validate.refuse_telltales(spec_path.absolute(), settings)  # as validate does
-        options = runner.RunnerOptions(
-            spec_path=spec_path, out=Path(args.out) if args.out else None, jobs=args.jobs,
-            dry_run=args.dry_run, beds=Path(args.beds) if args.beds else None,
-            executor=args.executor, address=args.address, keep_beds=args.keep_beds, json=args.json,
-            settings=settings,
-            site_step=site_step, progress=progress.for_stream(report.stderr(), settings.no_color))
-        result = runner.run_campaign(options)
+        with tempfile.TemporaryDirectory(prefix="apg-quick-") as scratch:
+            spec_path = spec.find_spec(args.spec) if args.spec else _quick(args, Path(scratch))
+            campaign_validate.refuse_telltales(spec_path.absolute(), settings)  # as validate does
+            options = runner.RunnerOptions(
+                spec_path=spec_path, out=Path(args.out) if args.out else None, jobs=args.jobs,
+                dry_run=args.dry_run, beds=Path(args.beds) if args.beds else None,
+                executor=args.executor, address=args.address, keep_beds=args.keep_beds,
+                json=args.json, settings=settings, site_step=site_step,
+                progress=progress.for_stream(report.stderr(), settings.no_color))
+            result = runner.run_campaign(options)
         if result.report is not None and result.directory is not None:
             write_reports(result.directory, result.report)
-        return result.exit_code
+        exit_code: int = result.exit_code
+        return exit_code
 
     return run(act)
+
+
+def _quick(args: argparse.Namespace, folder: Path) -> Path:
+    """The quick matrix's spec, written where the run reads it (and copies it as spec.yml)."""
+    # Lazy for start-up time: only a quick matrix needs its spec writer.
+    from ai_proving_ground.campaigns import quick
+
+    return quick.write_quick_spec(folder, quick.quick_spec(
+        args.task, args.agent, args.repeats or quick.DEFAULT_REPEATS, args.dataset, args.model,
+        quick.DEFAULT_SEED if args.seed is None else args.seed))
 
 
 def write_reports(directory: Path, built: dict[str, Any]) -> None:
