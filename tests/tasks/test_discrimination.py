@@ -416,3 +416,22 @@ def test_content_outside_the_fixtures_passes_a_baseline_without_counts(
     (counts,) = (bed / ".ai-proving-ground").glob("counts.*.json")
     counts.unlink()
     assert grade(bed, task_id) == (1, [])
+
+
+NEW_DOC = "0dd0c000-0000-4000-8000-0000000000a1"
+
+
+@pytest.mark.parametrize(("allow", "score"), [([], 0), ([NEW_DOC], 1), ([ARTICLE], 1),
+                                              (["node.kb_doc"], 0)])
+def test_an_allowed_uuid_created_or_deleted_is_not_counted(
+        templates: Templates, tmp_path: Path, site: Site, allow: list[str], score: int) -> None:
+    """An entity the task's ``allow`` names by UUID is left out of the counts where it is now
+    or was: one created with it passes, another bundle allowed does not excuse it."""
+    bed = templates.copy(task("dv01_view_build").fixtures, tmp_path / "bed")
+    create = steps(["entity:create", "node", "page", "--uuid", NEW_DOC, "--values",
+                    '{"title": "Billing FAQ"}'])
+    then(reference("dv01_view_build"), DELETE_ARTICLE if allow == [ARTICLE] else create)(site, bed)
+    (unchanged,) = [c for c in task("dv01_view_build").checks if c["type"] == "site_unchanged"]
+    check = {**unchanged, "allow": {**unchanged["allow"], "content": allow}}
+    results = run_checks([check], EmbeddedSite(bed), bed, task("dv01_view_build").fixtures)
+    assert (1 if results[0].passed else 0) == score, results[0].message
