@@ -16,7 +16,9 @@ import pytest
 
 import eee_official
 from ai_proving_ground import demo
+from ai_proving_ground.baselines.store import provisioned_sets
 from ai_proving_ground.cli import results as results_cli
+from ai_proving_ground.fixtures import load_set
 from ai_proving_ground.paths import PROJECT_ROOT
 from ai_proving_ground.tasks.results import results_dir
 
@@ -42,6 +44,10 @@ def test_the_demo_stores_one_passing_and_one_failing_envelope(
     assert verdicts == ["fail", "pass"]
     for envelope in envelopes:
         check_envelope_schemas(envelope)
+    # The demo resets and grades one set: every envelope names the bed's one baseline.
+    [provisioned] = provisioned_sets(bed)
+    key = load_set(provisioned, bed).key
+    assert {e["eval_library"]["additional_details"]["fixture_set_key"] for e in envelopes} == {key}
 
 
 def test_the_demos_envelopes_export_merge_ready(
