@@ -49,7 +49,7 @@ def test_escrow_writes_the_set_and_prints_its_directory(
         f"{stem}.{key}{suffix}" for stem, suffix in [
             ("db", ".dump"), ("files", ".tar.gz"), ("files", ".tar.gz.json"), ("files", ".list"),
             ("grader", ".sha256"), ("grader", ".files"), ("versions", ".json"), ("config", ".json"),
-            ("baseline", ".json")])
+            ("counts", ".json"), ("baseline", ".json")])
     # Every escrowed file is there with the recorded hash; the bed's copies hash the same.
     for relative, digest in data["escrowed"].items():
         assert _sha(set_dir / relative) == digest

@@ -96,13 +96,14 @@ def escrow(approot: Path, names: Sequence[str], force: bool = False, root: Path 
 
 
 def baseline_names(set_key: str) -> list[str]:
-    """Every baseline file of a set, the dump first. The config export is one: ``site_unchanged``
-    grades the live config against it, so a forged export would be a forged grade."""
+    """Every baseline file of a set, the dump first. The config export and the content counts
+    are among them: ``site_unchanged`` grades the live site against both, so a forged one would
+    be a forged grade."""
     baseline = Baseline(Path("."), set_key)
     snapshot = snapshot_paths(Path("."), set_key)
     return [p.name for p in (baseline.dump, snapshot.archive, snapshot.sidecar, snapshot.listing,
                              baseline.grader_sha256, baseline.grader_files, baseline.versions,
-                             baseline.config_export, baseline.metadata)]
+                             baseline.config_export, baseline.content_counts, baseline.metadata)]
 
 
 def _refuse_moved_tag(baseline: Baseline, tag_state: dict[str, Any],
