@@ -12,22 +12,20 @@ Exit codes: 0 listed; 2 usage.
 
 from __future__ import annotations
 
-import argparse
-import json
 import shutil
-import sys
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from ai_proving_ground.cli.common import ArgumentParser, add_approot, render, run
+from ai_proving_ground.cli.common import listing_main
 from ai_proving_ground.errors import ApgError
-from ai_proving_ground.settings import Settings, resolve_approot
+from ai_proving_ground.settings import Settings
 from ai_proving_ground.tasks.adapters import available, find_adapter
 
 
-def rows(approot: Path) -> list[dict[str, Any]]:
-    """One row per adapter name either adapter folder holds."""
+def rows(approot: Path, settings: Settings | None = None) -> list[dict[str, Any]]:
+    """One row per adapter name either adapter folder holds (``settings``: unused, the shape
+    every listing shares)."""
     listed: list[dict[str, Any]] = []
     for name in available(approot):
         try:
@@ -55,22 +53,7 @@ def _line(row: dict[str, Any]) -> dict[str, str]:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = ArgumentParser(prog="apg agents", description=__doc__,
-                            formatter_class=argparse.RawDescriptionHelpFormatter)
-    add_approot(parser)
-    parser.add_argument("--json", action="store_true", help="print the adapters as JSON")
-    args = parser.parse_args(argv)
-
-    def act() -> int:
-        approot = resolve_approot(args.approot, Settings.from_environ())
-        listed = rows(approot)
-        if args.json:
-            sys.stdout.write(json.dumps(listed, indent=2, ensure_ascii=False) + "\n")
-        else:
-            sys.stdout.write(render([_line(row) for row in listed], "table"))
-        return 0
-
-    return run(act)
+    return listing_main("apg agents", __doc__, argv, "adapters", rows, _line)
 
 
 if __name__ == "__main__":

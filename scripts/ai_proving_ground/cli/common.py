@@ -8,7 +8,7 @@ import json
 import math
 import re
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -197,3 +197,29 @@ def _cell(value: Any) -> str:
     if isinstance(value, (dict, list)):
         return json.dumps(value, ensure_ascii=False)
     return str(value)
+
+
+Row = dict[str, Any]
+
+
+def listing_main(prog: str, doc: str | None, argv: Sequence[str] | None, what: str,
+                 rows: Callable[[Path, Settings], list[Row]],
+                 line: Callable[[Row], Row]) -> int:
+    """The whole of a discovery command (``apg agents``, ``apg fixtures``): ``--approot`` and
+    ``--json``; the rows as JSON objects, or each ``line`` of them as a table."""
+    parser = ArgumentParser(prog=prog, description=doc,
+                            formatter_class=argparse.RawDescriptionHelpFormatter)
+    add_approot(parser)
+    parser.add_argument("--json", action="store_true", help=f"print the {what} as JSON")
+    args = parser.parse_args(argv)
+
+    def act() -> int:
+        settings = Settings.from_environ()
+        listed = rows(resolve_approot(args.approot, settings), settings)
+        if args.json:
+            report.stdout().write(json.dumps(listed, indent=2, ensure_ascii=False) + "\n")
+        else:
+            report.stdout().write(render([line(row) for row in listed], "table"))
+        return 0
+
+    return run(act)

@@ -11,18 +11,15 @@ Exit codes: 0 listed; 2 usage.
 
 from __future__ import annotations
 
-import argparse
-import json
-import sys
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 from ai_proving_ground.baselines.store import provisioned_sets
-from ai_proving_ground.cli.common import ArgumentParser, add_approot, render, run
+from ai_proving_ground.cli.common import listing_main
 from ai_proving_ground.errors import ApgError
 from ai_proving_ground.fixtures import available_fixtures, load_fixture
-from ai_proving_ground.settings import Settings, resolve_approot
+from ai_proving_ground.settings import Settings
 
 
 def rows(approot: Path, settings: Settings) -> list[dict[str, Any]]:
@@ -54,23 +51,7 @@ def _line(row: dict[str, Any]) -> dict[str, Any]:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = ArgumentParser(prog="apg fixtures", description=__doc__,
-                            formatter_class=argparse.RawDescriptionHelpFormatter)
-    add_approot(parser)
-    parser.add_argument("--json", action="store_true", help="print the fixtures as JSON")
-    args = parser.parse_args(argv)
-
-    def act() -> int:
-        settings = Settings.from_environ()
-        approot = resolve_approot(args.approot, settings)
-        listed = rows(approot, settings)
-        if args.json:
-            sys.stdout.write(json.dumps(listed, indent=2, ensure_ascii=False) + "\n")
-        else:
-            sys.stdout.write(render([_line(row) for row in listed], "table"))
-        return 0
-
-    return run(act)
+    return listing_main("apg fixtures", __doc__, argv, "fixtures", rows, _line)
 
 
 if __name__ == "__main__":

@@ -20,8 +20,9 @@ import json
 import sys
 from collections.abc import Sequence
 
-from ai_proving_ground.cli.common import ArgumentParser, add_approot, positive_int, render, resolve_bed, run
-from ai_proving_ground.results.index import Filters, ResultRow, list_rows, parse_since
+from ai_proving_ground.cli.common import ArgumentParser, add_approot, render, resolve_bed, run
+from ai_proving_ground.cli.results_filters import add_filters, filters_of
+from ai_proving_ground.results.index import ResultRow, list_rows
 from ai_proving_ground.settings import Settings
 from ai_proving_ground.tasks.results import results_dir
 
@@ -43,13 +44,7 @@ def build_parser() -> ArgumentParser:
     parser = ArgumentParser(prog="apg results", description=__doc__,
                             formatter_class=argparse.RawDescriptionHelpFormatter)
     add_approot(parser)
-    parser.add_argument("--task", help="task ids matching this glob")
-    parser.add_argument("--agent", help="this adapter only")
-    parser.add_argument("--model", help="model ids matching this glob")
-    parser.add_argument("--status", help="this run status only (attempted, timed_out, ...)")
-    parser.add_argument("--verdict", help="this verdict only (pass, fail)")
-    parser.add_argument("--since", type=parse_since, help="retrieved at or after this UTC time")
-    parser.add_argument("--limit", type=positive_int, help="the newest N rows")
+    add_filters(parser)
     parser.add_argument("--json", action="store_true", help="print the rows as JSON")
     parser.add_argument("--format", choices=FORMATS, default="table")
     parser.add_argument("--fields", help=f"comma-separated columns (default {','.join(TABLE)})")
@@ -68,9 +63,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     def act() -> int:
         settings = Settings.from_environ()
         directory = results_dir(resolve_bed(args.approot, settings), settings)
-        rows = list_rows(directory, Filters(task=args.task, agent=args.agent, model=args.model,
-                                            run_status=args.status, verdict=args.verdict,
-                                            since=args.since, limit=args.limit))
+        rows = list_rows(directory, filters_of(args))
         if (args.json or args.format == "json") and not args.fields:
             print(json.dumps([row.as_json() for row in rows], indent=2))
             return 0

@@ -19,11 +19,12 @@ import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 
-from ai_proving_ground.cli.common import ArgumentParser, add_approot, positive_int, resolve_bed, run
+from ai_proving_ground.cli.common import ArgumentParser, add_approot, resolve_bed, run
+from ai_proving_ground.cli.results_filters import add_filters, filters_of
 from ai_proving_ground.paths import PACKAGE_DIR, PROJECT_ROOT
 from ai_proving_ground.report import say
 from ai_proving_ground.results.eee_export import DEFAULT_SCHEMA, SCHEMA_VERSIONS, export_eee
-from ai_proving_ground.results.index import Filters, list_rows, parse_since
+from ai_proving_ground.results.index import list_rows
 from ai_proving_ground.settings import Settings
 from ai_proving_ground.tasks.results import results_dir
 
@@ -37,20 +38,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--schema", choices=SCHEMA_VERSIONS, default=DEFAULT_SCHEMA,
                         help=f"the every_eval_ever schema version (default {DEFAULT_SCHEMA})")
     parser.add_argument("--collection", help="the collection folder (default: the dataset name)")
-    parser.add_argument("--task", help="task ids matching this glob")
-    parser.add_argument("--agent", help="this adapter only")
-    parser.add_argument("--model", help="model ids matching this glob")
-    parser.add_argument("--verdict", help="this verdict only")
-    parser.add_argument("--since", type=parse_since, help="retrieved at or after this UTC time")
-    parser.add_argument("--limit", type=positive_int, help="the newest N")
+    add_filters(parser)
     args = parser.parse_args(argv)
 
     def act() -> int:
         settings = Settings.from_environ()
         approot = resolve_bed(args.approot, settings)
-        rows = list_rows(results_dir(approot, settings),
-                         Filters(task=args.task, agent=args.agent, model=args.model,
-                                 verdict=args.verdict, since=args.since, limit=args.limit))
+        rows = list_rows(results_dir(approot, settings), filters_of(args))
         target = Path(args.eee).absolute()
         roots = tuple(str(p) for p in (approot.resolve(), PROJECT_ROOT, PACKAGE_DIR.parent,
                                        Path.home(), Path(tempfile.gettempdir()).resolve()))
