@@ -134,9 +134,21 @@ def _unprivileged_can_run() -> str | None:
         return "needs root and setpriv (util-linux) to become an unprivileged user"
     if not os.access(SYSTEM_PYTHON, os.X_OK):
         return f"needs {SYSTEM_PYTHON}"
-    if any(not os.stat(p).st_mode & 0o005 for p in [SCRIPTS, *SCRIPTS.parents]):
-        return f"{SCRIPTS} is not readable by other users"
     return None
+
+
+def _reachable_scripts(folder: Path) -> Path:
+    """The package's folder where the unprivileged account can read it: the checkout's when every
+    folder above it lets others in, else a copy in ``folder`` (a clone made in mktemp's 0700
+    folder, as CI's may be, is the root's alone)."""
+    if all(os.stat(p).st_mode & 0o005 for p in [SCRIPTS, *SCRIPTS.parents]):
+        return SCRIPTS
+    copy = folder / "scripts"
+    shutil.copytree(SCRIPTS / "ai_proving_ground", copy / "ai_proving_ground",
+                    ignore=shutil.ignore_patterns("__pycache__"))
+    for path in [folder, *folder.rglob("*")]:
+        path.chmod(0o755 if path.is_dir() else 0o644)
+    return copy
 
 
 SCRIPTS = Path(isolate.__file__).resolve().parents[2]
@@ -148,8 +160,16 @@ def test_an_unprivileged_account_gets_a_user_namespace_or_a_reason() -> None:
     """Not root: the wrapper moves into a user namespace that maps the account's own uid (as it
     is, not root), then the PID, mount and IPC namespaces, where the kernel allows; else the
     probe says why and the wrapper runs without them, capabilities still dropped."""
+    shared = Path(tempfile.mkdtemp(prefix="apg-unprivileged-code-"))
+    try:
+        _as_nobody(_reachable_scripts(shared))
+    finally:
+        shutil.rmtree(shared)
+
+
+def _as_nobody(scripts: Path) -> None:
     nobody = ["setpriv", f"--reuid={NOBODY}", f"--regid={NOBODY}", "--clear-groups",
-              "env", f"PYTHONPATH={SCRIPTS}", "PATH=/usr/bin:/bin"]
+              "env", f"PYTHONPATH={scripts}", "PATH=/usr/bin:/bin"]
     probe = subprocess.run([*nobody, SYSTEM_PYTHON, "-P", "-m", "ai_proving_ground.sandbox.isolate",
                             "--probe", "keep"], capture_output=True, text=True, timeout=60,
                            check=False)
@@ -158,7 +178,7 @@ def test_an_unprivileged_account_gets_a_user_namespace_or_a_reason() -> None:
     work = Path(tempfile.mkdtemp(prefix="apg-unprivileged-"))
     os.chown(work, NOBODY, NOBODY)
     try:
-        done = _run_as(nobody, work, isolated)
+        done = _run_as(nobody, work, isolated, scripts)
     finally:
         shutil.rmtree(work)
     assert done.returncode == 0, (probe.stderr, done.stderr)
@@ -169,10 +189,11 @@ def test_an_unprivileged_account_gets_a_user_namespace_or_a_reason() -> None:
         assert int(lines[3]) <= 6  # the init, the shell and its ls: nothing of the host
 
 
-def _run_as(nobody: list[str], work: Path, isolated: bool) -> subprocess.CompletedProcess[str]:
+def _run_as(nobody: list[str], work: Path, isolated: bool,
+            scripts: Path) -> subprocess.CompletedProcess[str]:
     policy = Policy(workdir=work, home=work, tmp=work, writable=(work,),
                     readable=(*(Path(p) for p in ("/usr", "/bin", "/lib", "/lib64", "/etc")),
-                              SCRIPTS), masked=())
+                              scripts), masked=())
     argv = Backend("landlock", False, abi=landlock.abi_version(), isolated=isolated).confine(
         policy).wrap(["/bin/sh", "-c", "id -u; grep -E '^Cap(Eff|Prm)' /proc/self/status; "
                       "ls -d /proc/[0-9]* | wc -l"])
