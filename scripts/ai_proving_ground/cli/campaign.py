@@ -78,19 +78,7 @@ def build_parser() -> ArgumentParser:
     run_parser.add_argument("--out", help="the campaign directory (new or empty; default "
                             "$XDG_DATA_HOME/ai-proving-ground/campaigns/<name>-<UTC time>, "
                             "~/.local/share without XDG_DATA_HOME)")
-    run_parser.add_argument("--jobs", type=positive_int,
-                            help="parallel beds (default: the spec's jobs)")
-    run_parser.add_argument("--beds", help="where the beds go (new or empty; default a new "
-                            "folder in the system's temporary directory), apart from the records; "
-                            "removed at the end unless --keep-beds")
-    run_parser.add_argument("--keep-beds", action="store_true",
-                            help="keep the beds when the campaign ends (to look at them)")
-    run_parser.add_argument("--executor", metavar="NAME",
-                            help="what runs the attempts (default: the spec's executor, else "
-                            "local: one thread per job here; ray: one Ray actor per bed)")
-    run_parser.add_argument("--address", metavar="ADDR",
-                            help="with the ray executor: the cluster to join (ray start --head "
-                            "prints it; default: a local cluster on 127.0.0.1 for this run)")
+    campaign_resume.add_execution_options(run_parser)
     run_parser.add_argument("--dry-run", action="store_true",
                             help="check the spec as the run would, print what each attempt would "
                             "get (setup steps, adapter command, environment, skills, "

@@ -36,18 +36,25 @@ def build_parser() -> ArgumentParser:
     parser.add_argument("dir", metavar="DIR", help="the campaign directory (holds campaign.json)")
     parser.add_argument("--force", action="store_true",
                         help="resume although fingerprints changed (campaign.json records which)")
+    add_execution_options(parser)
+    return parser
+
+
+def add_execution_options(parser: argparse.ArgumentParser) -> None:
+    """Where and how attempts run, shared by ``apg campaign run`` and ``resume``."""
     parser.add_argument("--jobs", type=positive_int,
-                        help="parallel beds (default: the campaign's jobs)")
-    parser.add_argument("--beds", help="where the fresh beds go (new or empty; default a new "
-                        "folder in the system's temporary directory), removed at the end unless "
-                        "--keep-beds")
+                        help="parallel beds (default: the spec's jobs)")
+    parser.add_argument("--beds", help="where the beds go (new or empty; default a new folder "
+                        "in the system's temporary directory), apart from the records; removed "
+                        "at the end unless --keep-beds")
     parser.add_argument("--keep-beds", action="store_true",
                         help="keep the beds when the campaign ends (to look at them)")
-    parser.add_argument("--executor", metavar="NAME", help="what runs the attempts left "
-                        "(default: the spec's executor, else local); ray: one actor per bed")
+    parser.add_argument("--executor", metavar="NAME",
+                        help="what runs the attempts (default: the spec's executor, else "
+                        "local: one thread per job here; ray: one Ray actor per bed)")
     parser.add_argument("--address", metavar="ADDR",
-                        help="with the ray executor: the cluster to join (default: a local one)")
-    return parser
+                        help="with the ray executor: the cluster to join (ray start --head "
+                        "prints it; default: a local cluster on 127.0.0.1 for this run)")
 
 
 def main(argv: Sequence[str], site_step: SiteStep) -> int:
