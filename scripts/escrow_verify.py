@@ -44,7 +44,6 @@ is set, that tag. The chosen set's own verifier copy then does the check.
 from __future__ import annotations
 
 import hashlib
-import json
 import os
 import stat
 import sys
@@ -85,8 +84,54 @@ def say(token: str, message: str) -> None:
 def _show(path: str) -> str:
     """A path on one line: names with whitespace or control characters are JSON-quoted."""
     if any(ch.isspace() or not ch.isprintable() for ch in path):
+        import json  # only for such a name: see _parse_json
+
         return json.dumps(path)
     return path
+
+
+# --- reading JSON -------------------------------------------------------------------------------
+# json's own C scanner, without importing json: json.decoder compiles regular expressions at
+# import, and importing re (with enum and functools) is about 9 ms of CPU, a fifth of a verify,
+# which a campaign pays twice an attempt. The scanner is the one json.loads uses on CPython, so
+# what it accepts and builds is the same; elsewhere json itself is used.
+try:
+    from _json import make_scanner as _make_scanner
+except ImportError:  # not CPython
+    _make_scanner = None
+
+
+class _ScannerContext:
+    """What json.JSONDecoder() hands its scanner: strict, plain dicts, float, int."""
+
+    strict = True
+    object_hook = None
+    object_pairs_hook = None
+    parse_float = float
+    parse_int = int
+    parse_constant = {"-Infinity": float("-inf"), "Infinity": float("inf"),
+                      "NaN": float("nan")}.__getitem__
+
+
+_JSON_SPACE = " \t\n\r"
+
+
+def _parse_json(text: str) -> Any:
+    """``json.loads(text)``; malformed text raises ValueError, as json's JSONDecodeError is."""
+    if _make_scanner is None:
+        import json
+
+        return json.loads(text)
+    if text.startswith("\ufeff"):
+        raise ValueError("Unexpected UTF-8 BOM (decode using utf-8-sig)")
+    start = len(text) - len(text.lstrip(_JSON_SPACE))
+    try:
+        value, end = _make_scanner(_ScannerContext())(text, start)
+    except StopIteration as stop:
+        raise ValueError(f"Expecting value: char {stop.value}") from None
+    if text[end:].strip(_JSON_SPACE):
+        raise ValueError(f"Extra data: char {end}")
+    return value
 
 
 # --- hashing ------------------------------------------------------------------------------------
@@ -641,7 +686,7 @@ def load_escrow(set_dir: str) -> Entry:
     path = os.path.join(set_dir, ESCROW_JSON)
     try:
         with open(path, encoding="utf-8") as handle:
-            data = json.load(handle)
+            data = _parse_json(handle.read())
     except (OSError, ValueError) as exc:
         raise EscrowError(f"{path} cannot be read: {exc}") from None
     if not isinstance(data, dict) or data.get("format") != FORMAT:
@@ -874,7 +919,7 @@ def planted_ddev_config(bed: str) -> Optional[str]:
         fd = os.open(os.path.join(bed, ".ai-proving-ground", "bed.json"),
                      os.O_RDONLY | os.O_NOFOLLOW)
         with os.fdopen(fd, encoding="utf-8") as handle:
-            record = json.load(handle)
+            record = _parse_json(handle.read())
     except (OSError, ValueError):
         return None
     return config if isinstance(record, dict) and record.get("driver") == "sqlite" else None
