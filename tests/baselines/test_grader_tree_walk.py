@@ -60,7 +60,7 @@ def test_read_once_reads_each_set_of_judged_files_once_in_its_block(
     monkeypatch.setattr(grader_tree, "judged_roots", lambda approot, fs: [("t", root)])
     walks: list[Path] = []
     walk = grader_tree._walk
-    monkeypatch.setattr(grader_tree, "_walk", lambda r: walks.append(r) or walk(r))
+    monkeypatch.setattr(grader_tree, "_walk", lambda r, **kw: walks.append(r) or walk(r, **kw))
     with grader_tree.read_once():
         first = grader_tree.fingerprint(tmp_path, fixture_set)
         first["t/pkg/deep/mod.py"] = "changed by the caller"  # a copy: the next read is whole
@@ -69,3 +69,48 @@ def test_read_once_reads_each_set_of_judged_files_once_in_its_block(
     assert len(walks) == 1 and inside["t/pkg/deep/mod.py"] == hashlib.sha256(b"x = 1\n").hexdigest()
     after = grader_tree.fingerprint(tmp_path, fixture_set)  # outside the block: read again
     assert len(walks) == 2 and after["t/pkg/deep/mod.py"] == hashlib.sha256(b"x = 2\n").hexdigest()
+
+
+def _bed_and_package(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[Path, Path]:
+    bed, package = tmp_path / "bed", tmp_path / "package"
+    (bed / "recipes").mkdir(parents=True)
+    (bed / "recipes" / "recipe.yml").write_bytes(b"name: r\n")
+    package.mkdir()
+    (package / "checks.py").write_bytes(b"PASS = True\n")
+    monkeypatch.setattr(grader_tree, "judged_roots", lambda approot, fs: [
+        ("bed/recipes", approot / "recipes"), ("grader/pkg", package)])
+    monkeypatch.setattr(grader_tree, "_known", {})
+    return bed, package
+
+
+def test_a_file_outside_the_bed_is_read_again_when_its_identity_changes(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The digest of a settled file outside the bed is kept; a rewrite of the same size with
+    its mtime put back still moves its ctime, so it is read again."""
+    bed, package = _bed_and_package(tmp_path, monkeypatch)
+    monkeypatch.setattr(grader_tree, "_SETTLED_NS", 0)  # no waiting for the files to settle
+    fixture_set = load_set([], bed)
+    first = grader_tree.fingerprint(bed, fixture_set)
+    checks = str(package / "checks.py")
+    assert set(grader_tree._known) == {checks}  # the bed's recipe is never kept
+    identity, _ = grader_tree._known[checks]
+    grader_tree._known[checks] = (identity, "kept")  # a kept digest is what a read would give
+    assert grader_tree.fingerprint(bed, fixture_set)["grader/pkg/checks.py"] == "kept"
+    times = os.stat(checks)
+    (package / "checks.py").write_bytes(b"PASS = 1==1\n")
+    os.utime(checks, ns=(times.st_atime_ns, times.st_mtime_ns))
+    (bed / "recipes" / "recipe.yml").write_bytes(b"name: s\n")
+    after = grader_tree.fingerprint(bed, fixture_set)
+    assert after == {"bed/recipes/recipe.yml": hashlib.sha256(b"name: s\n").hexdigest(),
+                     "grader/pkg/checks.py": hashlib.sha256(b"PASS = 1==1\n").hexdigest()}
+    assert grader_tree.changes(first, after) == ["bed/recipes/recipe.yml modified",
+                                                 "grader/pkg/checks.py modified"]
+
+
+def test_a_file_changed_just_before_it_was_read_is_not_kept(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A file whose ctime is within _SETTLED_NS of the read could be written again in the
+    same clock tick with an equal ctime: its digest is not kept."""
+    bed, _ = _bed_and_package(tmp_path, monkeypatch)
+    grader_tree.fingerprint(bed, load_set([], bed))
+    assert grader_tree._known == {}
