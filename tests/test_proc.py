@@ -103,3 +103,16 @@ def test_keeper_refuses_a_malformed_command_line_with_a_token(
         argv: list[str], capsys: pytest.CaptureFixture[str]) -> None:
     assert keeper.main(argv) == 2
     assert capsys.readouterr().err == "APG_KEEPER_USAGE usage: keeper.py PARENT_PID -- ARGV...\n"
+
+
+def test_the_keeper_starts_without_enum_or_contextlib(tmp_path: Path) -> None:
+    """signal's enums and contextlib were a third of the keeper's start-up CPU (one keeper per
+    adapter run); it uses _signal's plain functions, and still ends as its command ended."""
+    done = subprocess.run([sys.executable, "-I", "-S", "-X", "importtime", str(proc.KEEPER),
+                           str(os.getpid()), "--", "sh", "-c", "exit 3"], cwd=tmp_path,
+                          capture_output=True, text=True, timeout=60, check=False)
+    imported = {line.rpartition("|")[2].strip() for line in done.stderr.splitlines()
+                if line.startswith("import time:")}
+    assert done.returncode == 3
+    assert "ctypes" in imported  # the listing is read
+    assert not imported & {"enum", "contextlib", "signal"}
