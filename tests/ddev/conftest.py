@@ -9,9 +9,8 @@ from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 
 import pytest
-from ddev_stub import STUB_SOURCE, Cli, Stub, fresh_site_state
+from ddev_stub import STUB_SOURCE, Cli, Stub, fresh_site_state, new_project
 
-from ai_proving_ground.gitutil import git
 from ai_proving_ground.sites.ddev import DdevSite
 
 
@@ -48,15 +47,7 @@ def ddev_site(approot: Path, stub: Stub) -> DdevSite:
 @pytest.fixture
 def bed(tmp_path: Path, stub: Stub, monkeypatch: pytest.MonkeyPatch) -> Path:
     """A DDEV project as `ddev config --project-type=drupal10` leaves it, under git."""
-    approot = tmp_path / "bed"
-    (approot / ".ddev").mkdir(parents=True)
-    (approot / ".ddev" / "config.yaml").write_text("name: bed\ntype: drupal10\ndocroot: web\n")
-    (approot / "web" / "sites" / "default" / "files").mkdir(parents=True)
-    (approot / "web" / "sites" / "default" / "files" / ".keep").write_text("")
-    (approot / ".gitignore").write_text("/.ai-proving-ground/\n/vendor/\n")
-    git(approot, ["init", "-q", "-b", "main"])
-    git(approot, ["add", "-A"])
-    git(approot, ["-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "-m", "project"])
+    approot = new_project(tmp_path / "bed")
     state = tmp_path / "site-state.json"
     state.write_text(json.dumps(fresh_site_state()))
     stub.use_site(state)

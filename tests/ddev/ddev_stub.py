@@ -15,6 +15,7 @@ import pytest
 import yaml
 
 from ai_proving_ground.errors import ApgError
+from ai_proving_ground.gitutil import git
 
 # An in-process command: main and its argv in, (exit code, stdout, stderr) out.
 Cli = Callable[..., tuple[int, str, str]]
@@ -144,3 +145,18 @@ def fresh_site_state() -> dict[str, Any]:
     }
     site = yaml.safe_load(golden_config("system.site"))
     return {"modules": modules, "config": {"system.site": site}, "entities": {}, "versions": versions}
+
+
+def new_project(approot: Path) -> Path:
+    """A DDEV project as `ddev config --project-type=drupal10` leaves it, under git (the stub
+    answers every project from one site model: one ``ddev`` at a time, as one database)."""
+    (approot / ".ddev").mkdir(parents=True)
+    (approot / ".ddev" / "config.yaml").write_text(
+        f"name: {approot.name}\ntype: drupal10\ndocroot: web\n")
+    (approot / "web" / "sites" / "default" / "files").mkdir(parents=True)
+    (approot / "web" / "sites" / "default" / "files" / ".keep").write_text("")
+    (approot / ".gitignore").write_text("/.ai-proving-ground/\n/vendor/\n")
+    git(approot, ["init", "-q", "-b", "main"])
+    git(approot, ["add", "-A"])
+    git(approot, ["-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "-m", "project"])
+    return approot

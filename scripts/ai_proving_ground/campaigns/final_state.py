@@ -96,13 +96,13 @@ def keep(attempt_dir: Path, bed: Path, site: SiteDriver) -> StateRecord:
     folder.mkdir(parents=True)
     database = folder / DATABASE[site.name]
     site.keep_database(database, KEEP_GZIP_LEVEL)
-    paths, skipped = _archive(folder / FILES, bed, _judged_folders(bed, site))
+    paths, skipped = _archive(folder / FILES, bed, judged_folders(bed, site))
     return StateRecord(driver=site.name,
                        files={p.name: _fingerprint(p) for p in (database, folder / FILES)},
                        paths=paths, skipped=skipped, keep_s=round(time.perf_counter() - started, 6))
 
 
-def _judged_folders(bed: Path, site: SiteDriver) -> list[str]:
+def judged_folders(bed: Path, site: SiteDriver) -> list[str]:
     """The tracked paths and the site's public and private files folders, bed-relative (a files
     folder outside the bed is not the bed's to keep)."""
     folders = list(TRACKED_PATHS)
@@ -219,7 +219,8 @@ def checked_state(attempt_dir: Path, state: dict[str, Any] | None) -> StateRecor
 
 
 def restore_files(attempt_dir: Path, record: StateRecord, bed: Path) -> None:
-    """Unpack the files archive into the empty scratch ``bed`` (checked: :func:`read_state`)."""
+    """Unpack the files archive into the scratch ``bed``, whose archived folders are absent
+    (checked: :func:`checked_state`)."""
     archive = state_dir(attempt_dir) / FILES
     try:
         with tarfile.open(archive, mode="r:gz") as tar:

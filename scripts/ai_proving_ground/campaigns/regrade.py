@@ -1,12 +1,15 @@
 """Re-grading a finished campaign offline: every attempt's kept final state, graded again with
-the current checks of the current dataset. No agent runs and no bed of the operator is touched.
+the current checks of the current dataset. No agent runs and no bed of the campaign is touched.
 
 Each state (:mod:`campaigns.final_state`) is checked against its attempt's record, then restored
-into a scratch embedded bed in a temporary folder (the files archive unpacked, the database
-image put where the embedded site keeps it, the attempt's run.json where grade reads it) and
-graded there in-process, as the runner grades: the public checks, then the task's hidden
-verifier when it has one (it needs only the bed's files and site, so it runs again, on the
-scratch bed; its commands are the only child processes). An attempt's new outcome is decided by
+into a scratch bed: an embedded one in a temporary folder (the files archive unpacked, the
+database image put where the embedded site keeps it, the attempt's run.json where grade reads
+it), or for a DDEV state the scratch DDEV project ``--ddev-bed`` names
+(:mod:`campaigns.regrade_ddev`: checked against the campaign's set key and baseline, reset
+before each state and at the end). It is graded there in-process, as the runner grades: the
+public checks, then the task's hidden verifier when it has one (it needs only the bed's files
+and site, so it runs again, on the scratch bed; its commands, and on DDEV the ``ddev`` calls,
+are the only child processes). An attempt's new outcome is decided by
 :func:`campaigns.outcome.decide` from its recorded run and the new verdicts; a ``timeout`` or
 ``no_attempt`` is graded again as evidence and keeps its outcome, which its run decided.
 
@@ -14,8 +17,8 @@ Per attempt, ``status`` is ``regraded``, ``kept`` (an outcome no check decided: 
 ``infra_error``, or a fail whose site could not be read; it stands as recorded) or
 ``not_regradable`` with a token: the state is missing (``APG_REGRADE_STATE_MISSING``) or not the
 one kept (``APG_REGRADE_STATE_TAMPERED``), the dataset has no such task or it has no checks
-(``APG_REGRADE_TASK_MISSING``), the state was kept on DDEV (``APG_REGRADE_NEEDS_DDEV``: a scratch
-DDEV project is not made here), or grading failed for a reason that is not the site's
+(``APG_REGRADE_TASK_MISSING``), the state was kept on DDEV and no ``--ddev-bed`` was given
+(``APG_REGRADE_NEEDS_DDEV``), or grading failed for a reason that is not the site's
 (``APG_REGRADE_NOT_GRADED``). A state that cannot be graded is never a pass.
 
 The originals are never written. Each regrade is a folder of its own, ``regrades/<UTC time>/``:
@@ -40,7 +43,7 @@ from typing import Any, ClassVar
 
 from ai_proving_ground import proc
 from ai_proving_ground.baselines.store import runs_dir
-from ai_proving_ground.campaigns import final_state
+from ai_proving_ground.campaigns import final_state, regrade_ddev
 from ai_proving_ground.campaigns.evidence import HIDDEN_FILE, HiddenRecord, read_hidden
 from ai_proving_ground.campaigns.lock import Busy, only_campaign
 from ai_proving_ground.campaigns.outcome import UNREADABLE, Facts, decide
@@ -50,7 +53,7 @@ from ai_proving_ground.errors import ApgError
 from ai_proving_ground.records import FieldsRecord, write_record
 from ai_proving_ground.report import say
 from ai_proving_ground.settings import DEFAULT_SETTINGS, Settings
-from ai_proving_ground.sites.base import get_driver
+from ai_proving_ground.sites.base import SiteDriver, get_driver
 from ai_proving_ground.tasks import hidden
 from ai_proving_ground.tasks.dataset import Dataset, load_dataset
 from ai_proving_ground.tasks.envelope import Envelope, read_envelope, write_envelope
@@ -87,10 +90,12 @@ class RegradeRecord(FieldsRecord):
 
 @dataclass(frozen=True)
 class RegradeOptions:
-    """``directory``: the campaign; ``dataset``: another dataset file (default the campaign's)."""
+    """``directory``: the campaign; ``dataset``: another dataset file (default the campaign's);
+    ``ddev_bed``: the scratch DDEV project DDEV states are graded in (none: not regradable)."""
 
     directory: Path
     dataset: Path | None = None
+    ddev_bed: Path | None = None
     settings: Settings = field(default=DEFAULT_SETTINGS, compare=False)
 
 
@@ -104,6 +109,15 @@ class _Verdict:
     hidden: dict[str, Any]
     envelope: Envelope | None = None
     hidden_record: HiddenRecord | None = None
+
+
+@dataclass(frozen=True)
+class _Bed:
+    """Where one state was restored: the bed, its driver and the settings that grade it."""
+
+    path: Path
+    site: SiteDriver
+    settings: Settings
 
 
 class _NotRegradable(Exception):
@@ -137,15 +151,23 @@ def _regrade(options: RegradeOptions, files: CampaignFiles) -> tuple[RegradeReco
         raise ApgError("APG_CAMPAIGN_INVALID", exc.message) from None
     path = (options.dataset or Path(loaded.campaign.dataset["path"])).absolute()
     dataset = load_dataset(path)
-    settings = replace(options.settings, approot=None, baseline_dir=None, dataset=str(path),
-                       fixtures=tuple(fixtures), no_import=True, site_driver="sqlite")
-    out = _new_folder(files.directory / REGRADES)
+    graded = replace(options.settings, approot=None, dataset=str(path), fixtures=tuple(fixtures),
+                     no_import=True)
+    settings = replace(graded, baseline_dir=None, site_driver="sqlite")
     entries = []
-    with tempfile.TemporaryDirectory(prefix="apg-regrade-") as scratch:
-        for _name, record in sorted(loaded.records, key=lambda item: item[1].order):
-            entry = _one(files, record, dataset, settings, Path(scratch), out)
-            entries.append(entry)
-            _say(entry)
+    # The scratch project is checked before the regrade's folder exists: a refusal writes nothing.
+    with regrade_ddev.opened(options.ddev_bed, fixtures, loaded.campaign.provenance,
+                             graded) as ddev, \
+            tempfile.TemporaryDirectory(prefix="apg-regrade-") as scratch:
+        out = _new_folder(files.directory / REGRADES)
+        try:
+            for _name, record in sorted(loaded.records, key=lambda item: item[1].order):
+                entry = _one(files, record, dataset, settings, _Scratch(Path(scratch), ddev), out)
+                entries.append(entry)
+                _say(entry)
+        except BaseException:
+            shutil.rmtree(out, ignore_errors=True)  # no half a regrade: it is run again whole
+            raise
     for name in (files.campaign, files.plan):
         if name.is_file():
             shutil.copyfile(name, out / name.name)
@@ -173,8 +195,16 @@ def _new_folder(root: Path) -> Path:
     raise ApgError("APG_REGRADE_BUSY", f"{root} holds 999 regrades of {stamp}")
 
 
+@dataclass(frozen=True)
+class _Scratch:
+    """Where states are restored: an embedded bed in ``folder``, DDEV states into ``ddev``."""
+
+    folder: Path
+    ddev: regrade_ddev.ScratchProject | None
+
+
 def _one(files: CampaignFiles, record: AttemptRecord, dataset: Dataset, settings: Settings,
-         scratch: Path, out: Path) -> dict[str, Any]:
+         scratch: _Scratch, out: Path) -> dict[str, Any]:
     """One attempt's entry in regrade.json; its new files under ``out``/runs/<order>/."""
     attempt_dir = files.attempt_dir(record.order)
     old = _old_checks(attempt_dir)
@@ -210,14 +240,16 @@ def _kept(record: AttemptRecord) -> bool:
 
 
 def _grade(attempt_dir: Path, record: AttemptRecord, dataset: Dataset, settings: Settings,
-           scratch: Path) -> _Verdict:
+           scratch: _Scratch) -> _Verdict:
     try:
         state = final_state.checked_state(attempt_dir, record.state)
     except final_state.StateUnusable as exc:
         raise _NotRegradable(exc.token, exc.reason) from None
-    if state.driver != "sqlite":
-        raise _NotRegradable(NEEDS_DDEV, "the state is a DDEV dump; regrade restores states into "
-                             "a scratch embedded bed only (README: re-grading offline)")
+    if state.driver != "sqlite" and scratch.ddev is None:
+        raise _NotRegradable(NEEDS_DDEV, "the state is a DDEV dump, which only a Drupal site "
+                             "loads: pass --ddev-bed PROJECT_DIR, a scratch DDEV project "
+                             "provisioned with the campaign's fixtures (README: re-grading "
+                             "offline)")
     try:
         task = dataset.task(record.task_id)
     except ApgError as exc:
@@ -225,13 +257,14 @@ def _grade(attempt_dir: Path, record: AttemptRecord, dataset: Dataset, settings:
     if not task.checks:
         raise _NotRegradable(TASK_MISSING, f"task {task.id} has no checks in {dataset.path}")
     bed = _restore(attempt_dir, record, state, scratch, settings)
-    envelope, unreadable = _public(bed, record, settings)
+    envelope, unreadable = _public(bed, record)
     score = None if envelope is None else envelope.score
     status, hidden_record = "absent", None
     verifier = hidden.resolve_verifier(dataset, task)
     if verifier is not None and record.run_status == "attempted" and unreadable is None:
-        result = hidden.run_hidden(bed, verifier, proc.child_env(os.environ), scratch / "hidden",
-                                   site_command(bed))
+        shutil.rmtree(scratch.folder / "hidden", ignore_errors=True)
+        result = hidden.run_hidden(bed.path, verifier, proc.child_env(os.environ),
+                                   scratch.folder / "hidden", site_command(bed.path))
         status, hidden_record = result.status, HiddenRecord.of(result, verifier)
     elif verifier is not None:
         status = "not_run"
@@ -247,33 +280,46 @@ def _grade(attempt_dir: Path, record: AttemptRecord, dataset: Dataset, settings:
 
 
 def _restore(attempt_dir: Path, record: AttemptRecord, state: final_state.StateRecord,
-             scratch: Path, settings: Settings) -> Path:
-    """A scratch embedded bed holding the attempt's state (and its run.json, for the envelope)."""
-    bed = scratch / "bed"
+             scratch: _Scratch, settings: Settings) -> _Bed:
+    """A scratch bed holding the attempt's state (and its run.json, for the envelope)."""
+    run: Path | None = attempt_dir / "run.json"
+    if record.run_id is None or run is None or not run.is_file() or run.is_symlink():
+        run = None
+    if scratch.ddev is not None and state.driver == regrade_ddev.DDEV:
+        try:
+            scratch.ddev.load(attempt_dir, state, run, record.run_id)
+        except final_state.StateUnusable as exc:
+            raise _NotRegradable(exc.token, exc.reason) from None
+        except ApgError as exc:
+            if exc.token == regrade_ddev.BED_UNUSABLE:
+                raise  # the project, not this state: the regrade stops
+            raise _NotRegradable(NOT_GRADED, f"{exc.token} {exc.message}") from None
+        ddev = scratch.ddev
+        return _Bed(ddev.project, ddev.site(), ddev.settings)
+    bed = scratch.folder / "bed"
     shutil.rmtree(bed, ignore_errors=True)
-    shutil.rmtree(scratch / "hidden", ignore_errors=True)
     bed.mkdir()
     try:
         final_state.restore_files(attempt_dir, state, bed)
         final_state.restore_embedded_database(attempt_dir, state, bed)
     except final_state.StateUnusable as exc:
         raise _NotRegradable(exc.token, exc.reason) from None
-    run = attempt_dir / "run.json"
-    if record.run_id is not None and run.is_file() and not run.is_symlink():
+    if run is not None and record.run_id is not None:
         target = runs_dir(bed, settings) / record.run_id / "run.json"
         target.parent.mkdir(parents=True)
         shutil.copyfile(run, target)
-    return bed
+    return _Bed(bed, get_driver("sqlite", bed), settings)
 
 
-def _public(bed: Path, record: AttemptRecord, settings: Settings) -> tuple[Envelope | None,
-                                                                           str | None]:
+def _public(bed: _Bed, record: AttemptRecord) -> tuple[Envelope | None, str | None]:
     """The public checks' envelope, or why the site could not be read (the agent's fail)."""
-    run_id = record.run_id if (runs_dir(bed, settings) / str(record.run_id)).is_dir() else None
-    request = GradeRequest(approot=bed, task_id=record.task_id, dataset=settings.dataset,
+    settings = bed.settings
+    run_id = record.run_id if (runs_dir(bed.path, settings) / str(record.run_id)).is_dir() \
+        else None
+    request = GradeRequest(approot=bed.path, task_id=record.task_id, dataset=settings.dataset,
                            run_id=run_id, settings=settings, force=True, hidden=False)
     try:
-        return check_envelope(grade(request, get_driver("sqlite", bed))), None
+        return check_envelope(grade(request, bed.site)), None
     except ApgError as exc:
         if exc.token.startswith("APG_SITE_"):
             return None, str(exc)

@@ -1,24 +1,31 @@
-"""``apg campaign regrade DIR [--dataset FILE] [--json]``: grade a finished campaign again, offline.
+"""``apg campaign regrade DIR [--dataset FILE] [--ddev-bed PROJECT_DIR] [--json]``: grade a
+finished campaign again, offline.
 
 Every attempt's kept final state (``runs/<order>/state/``) is checked against its record,
-restored into a scratch embedded bed in a temporary folder and graded with the current checks of
-the current dataset (the campaign's, as campaign.json names it, or ``--dataset``), the hidden
-verifier included. No agent runs, no bed of the operator is touched, and the campaign's own
-records are never written: the new verdicts go to ``DIR/regrades/<UTC time>/`` (regrade.json,
-and runs/<order>/ with the new grade.json, hidden.json and attempt.json, so that
-``apg campaign report DIR/regrades/<time>`` gives the statistics under the new verdicts).
+restored into a scratch embedded bed in a temporary folder (a DDEV state: into the scratch DDEV
+project ``--ddev-bed`` names, provisioned with the campaign's fixture set, reset to its baseline
+before each state and at the end) and graded with the current checks of the current dataset
+(the campaign's, as campaign.json names it, or ``--dataset``), the hidden verifier included. No
+agent runs, no bed of the campaign is touched, and the campaign's own records are never
+written: the new verdicts go to ``DIR/regrades/<UTC time>/`` (regrade.json, and runs/<order>/
+with the new grade.json, hidden.json and attempt.json, so that ``apg campaign report
+DIR/regrades/<time>`` gives the statistics under the new verdicts).
 Printed: what changed, per attempt and per check (old verdict, new verdict); ``--json``:
 regrade.json. See ``campaigns/regrade.py`` for the rules.
 
 Stderr: ``APG_REGRADE_ATTEMPT`` per attempt graded or kept; an attempt that cannot be graded
 says why with its token (``APG_REGRADE_STATE_MISSING``, ``APG_REGRADE_STATE_TAMPERED``,
-``APG_REGRADE_TASK_MISSING``, ``APG_REGRADE_NEEDS_DDEV``, ``APG_REGRADE_NOT_GRADED``) and is
+``APG_REGRADE_TASK_MISSING``, ``APG_REGRADE_NEEDS_DDEV``: a DDEV state and no ``--ddev-bed``,
+``APG_REGRADE_NOT_GRADED``) and is
 never counted as a pass; ``APG_REGRADE_DONE`` with the totals and the folder.
 
 Exit codes: 0 the regrade was written (whatever it found); 1 APG_CAMPAIGN_INVALID (campaign.json,
-setup.json or plan.jsonl unreadable) or APG_CAMPAIGN_BUSY (a run or resume is writing into DIR;
-nothing written); 2 APG_CAMPAIGN_NOT_FOUND (no campaign.json in DIR), a
-dataset that cannot be loaded, or usage.
+setup.json or plan.jsonl unreadable), APG_CAMPAIGN_BUSY (a run or resume is writing into DIR;
+nothing written) or APG_REGRADE_BED_UNUSABLE (the --ddev-bed project does not reset to its
+baseline; nothing written); 2 APG_CAMPAIGN_NOT_FOUND (no campaign.json in DIR), a dataset that
+cannot be loaded, APG_REGRADE_BED_INVALID (--ddev-bed is not a DDEV project),
+APG_REGRADE_BED_MISMATCH (its fixtures give another set key or baseline than the campaign's, or
+that baseline is not captured there), or usage.
 """
 
 from __future__ import annotations
@@ -40,6 +47,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("dir", help="the campaign directory (holds campaign.json and runs/)")
     parser.add_argument("--dataset", help="grade with this dataset file (default: the one "
                         "campaign.json names, as it is now)")
+    parser.add_argument("--ddev-bed", metavar="PROJECT_DIR",
+                        help="a scratch DDEV project provisioned with the campaign's fixtures: "
+                        "DDEV states are imported into it and graded there (it is reset to its "
+                        "baseline before each and at the end)")
     parser.add_argument("--json", action="store_true", help="print regrade.json")
     args = parser.parse_args(argv)
 
@@ -49,6 +60,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
         record, folder = regrade(RegradeOptions(
             directory=Path(args.dir), dataset=Path(args.dataset) if args.dataset else None,
+            ddev_bed=Path(args.ddev_bed) if args.ddev_bed else None,
             settings=Settings.from_environ()))
         data = record.as_json()
         say("APG_REGRADE_DONE", f"{_totals_line(data['totals'])}; records in {folder}")
