@@ -199,6 +199,29 @@ def test_malformed_info_files_name_the_file(bed: Path, site: Site,
     rc, _, err = site(bed, "pm:install", "broken")
     assert rc == 1
     assert "$.dependencies[0]: cannot read dependency 'not a module name!'" in err
+    make_module(bed, "broken", {"version": "1.0.0", "updates": ["one"]})
+    rc, _, err = site(bed, "pm:list")
+    assert rc == 1
+    assert err.startswith(f"APG_MODULE_INVALID {module / 'broken.info.yml'}:5:1: "), err
+    assert "$.updates: updates must map numbers to descriptions" in err
+
+
+def test_a_good_info_file_is_read_without_its_node_tree(
+        bed: Path, make_module: MakeModule, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Positions (the node tree) are found only for a message: composing it was most of the
+    cost of reading an info.yml, which the doctor and reset do for every module."""
+    from ai_proving_ground import yamlio
+
+    module = make_module(bed, "good", {"version": "1.0.0", "schema_version": 2,
+                                       "updates": {2: "Two"}, "dependencies": ["drupal:node"]})
+
+    def composed(text: str) -> None:
+        raise AssertionError("the node tree was composed")
+
+    monkeypatch.setattr(yamlio, "_compose", composed)
+    info = modules.parse_info(module / "good.info.yml", "custom")
+    assert (info.version, info.schema_version, info.updates, info.dependencies) == (
+        "1.0.0", 2, {2: "Two"}, ("node",))
 
 
 def test_installed_module_gone_from_disk_is_still_listed(bed: Path, site: Site,

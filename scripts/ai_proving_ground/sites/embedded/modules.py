@@ -5,10 +5,13 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ai_proving_ground import __version__
 from ai_proving_ground.errors import ApgError
+
+if TYPE_CHECKING:  # yamlio (PyYAML) is imported where an info.yml is read: start-up time
+    from ai_proving_ground.yamlio import YamlDocument
 
 CORE_MODULES_DIR = Path(__file__).resolve().parent / "core_modules"
 CORE_VERSION = f"11.x-embedded-{__version__}"
@@ -91,7 +94,7 @@ def parse_info(info_file: Path, origin: str) -> ModuleInfo:
     schema = data.get("schema_version")
     if schema is not None and not isinstance(schema, int):
         raise ApgError("APG_MODULE_INVALID", f"{doc.where(['schema_version'])}: must be an integer")
-    updates = _updates(data.get("updates"), doc.where(["updates"]))
+    updates = _updates(data.get("updates"), doc)
     if updates and schema is None:
         schema = max(updates)
     return ModuleInfo(
@@ -108,11 +111,14 @@ def parse_info(info_file: Path, origin: str) -> ModuleInfo:
     )
 
 
-def _updates(raw: Any, where: str) -> dict[int, str]:
+def _updates(raw: Any, doc: YamlDocument) -> dict[int, str]:
     if raw is None:
         return {}
     if not isinstance(raw, dict) or not all(isinstance(k, int) for k in raw):
-        raise ApgError("APG_MODULE_INVALID", f"{where}: updates must map numbers to descriptions")
+        # Where only when it is said: finding it composes the file's node tree, most of the
+        # cost of reading an info.yml (the doctor and reset read every module's, each attempt).
+        raise ApgError("APG_MODULE_INVALID", f"{doc.where(['updates'])}: updates must map "
+                       "numbers to descriptions")
     return {int(k): str(v) for k, v in raw.items()}
 
 
