@@ -34,12 +34,15 @@ def test_codex_all_rejected_is_no_attempt(drive: Drive) -> None:
 
 def test_codex_a_command_whose_sandbox_cannot_start_is_a_command(drive: Drive) -> None:
     # Codex's own sandbox (a nested bwrap) cannot start inside apg's: the command failed, it was
-    # not refused, so it is a command with its exit code and the run is an attempt.
+    # not refused, so it is a command with its exit code and the run is an attempt. Codex's
+    # stream often misses such a fast failure: then only its session (the agent's to write)
+    # holds it, and it is an unconfirmed command, never scored, but still no denial.
     script: list[Step] = [Shell("touch made.txt"), Reply("done")]
     driven = drive("codex", script, env={"APG_CODEX_SANDBOX": "workspace-write"})
     transcript = load(driven.run_dir)
     if driven.record["sandbox"]["backend"] != "bwrap":
         pytest.skip("apg ran Codex outside bwrap, where Codex's own sandbox starts")
-    assert [(c.command, c.exit_code) for c in transcript.commands] == [("touch made.txt", 1)]
+    found = [*transcript.commands, *transcript.unconfirmed_commands]
+    assert [(c.command, c.exit_code) for c in found] == [("touch made.txt", 1)]
     assert transcript.permission_denials == ()
     assert driven.record["status"] == "attempted"

@@ -96,20 +96,22 @@ def test_codex_read_only_write_fails_with_exit_1() -> None:
     assert "APG_SITE_READONLY" in raw and "Traceback" not in raw
 
 
-def test_codex_a_command_its_stream_dropped_is_read_from_its_session() -> None:
+def test_codex_a_command_its_stream_dropped_is_only_unconfirmed() -> None:
     # A real read-only run in which Codex's --json stream (and its session's CommandExecution
-    # items) left out the failed write: the session's own exec call and its output still hold it.
+    # items) left out the failed write: the session's own exec call and its output still hold
+    # it, but the session is the agent's to write, so the call is kept apart, never scored.
     raw = (DATA / "codex" / "read-only-dropped" / codex.RAW_FILE).read_text(encoding="utf-8")
     assert SET.split(" ")[2] not in raw.split("views:execute")[0]  # the stream really lacks it
     t = parsed("codex", "read-only-dropped")
-    assert [c.command.split(" '{")[0] for c in t.commands] == [SET, VIEW]
-    assert [c.exit_code for c in t.commands] == [1, 1]
+    assert [(c.command, c.exit_code) for c in t.commands] == [(VIEW, 1)]
+    assert [(c.command.split(" '{")[0], c.exit_code) for c in t.unconfirmed_commands] == [(SET, 1)]
     assert t.tool_calls == 2 and t.permission_denials == ()
+    assert set(t.unverified) == {"model", "cli_version", "turns", "tool_calls"}
 
 
-def test_codex_session_calls_keep_the_streams_order_and_declines() -> None:
+def test_codex_session_calls_the_stream_misses_are_unconfirmed() -> None:
     # Synthetic, in the real shapes: a stream item declined stays a denial, not a command, and a
-    # function_call (argv form) the stream missed is a command with its output's exit code.
+    # function_call (argv form) the stream missed is unconfirmed, with its output's exit code.
     stream = [{"type": "item.completed", "item": {
         "id": "item_0", "type": "command_execution", "command": "/bin/bash -c 'rm -rf web'",
         "aggregated_output": "", "exit_code": None, "status": "declined"}},
@@ -126,8 +128,32 @@ def test_codex_session_calls_keep_the_streams_order_and_declines() -> None:
             "output": json.dumps({"output": "x", "metadata": {"exit_code": 3}})}}]
     t = codex.parse("\n".join(json.dumps(e) for e in stream),
                     "\n".join(json.dumps(e) for e in session))
-    assert [(c.command, c.exit_code) for c in t.commands] == [("apg site status", 3)]
+    assert t.commands == ()
+    assert [(c.command, c.exit_code) for c in t.unconfirmed_commands] == [("apg site status", 3)]
     assert [d.detail for d in t.permission_denials] == ["rm -rf web"]
+    assert not t.all_denied  # two calls, one refused
+
+
+def test_a_session_of_refusals_cannot_void_a_run_whose_stream_shows_work() -> None:
+    # The agent rewrote its session to hold only calls Codex refused: the stream, apg's own
+    # capture, shows a command that ran, so the run is no "every call denied" no-attempt.
+    stream = [{"type": "item.completed", "item": {
+        "id": "item_0", "type": "command_execution", "command": "/bin/bash -c 'apg site cr'",
+        "aggregated_output": "", "exit_code": 1, "status": "completed"}},
+        {"type": "turn.completed", "usage": {"input_tokens": 5, "output_tokens": 1}}]
+    refused = 'exec_command failed: CreateProcess { message: "Rejected(\\"no\\")" }'
+    session = [{"type": "response_item", "payload": {
+        "type": "custom_tool_call", "call_id": "c1", "name": "exec",
+        "input": 'text(await tools.exec_command({cmd: "rm -rf web"}));'}},
+        {"type": "response_item", "payload": {
+            "type": "custom_tool_call_output", "call_id": "c1", "output": refused}}]
+    text = "\n".join(json.dumps(e) for e in stream)
+    t = codex.parse(text, "\n".join(json.dumps(e) for e in session))
+    assert [d.detail for d in t.permission_denials] == ["rm -rf web"]
+    assert t.tool_calls == 2 and not t.all_denied
+    assert "permission_denials" in t.unverified and "tool_calls" in t.unverified
+    alone = codex.parse(text)
+    assert (alone.tool_calls, alone.unverified) == (1, ())
 
 
 def test_a_stopped_claude_code_run_still_counts_what_happened() -> None:

@@ -25,8 +25,10 @@ from ai_proving_ground.fsutil import atomic_write_bytes
 from ai_proving_ground.report import say
 
 RECORD_BROKEN = "APG_RUN_RECORD_BROKEN"
+# apg's capture of the adapter's stdout: an agent CLI's event stream, out of the agent's reach.
+STDOUT_LOG = "stdout.log"
 # Files apg keeps writing while the adapter runs: their size and time change, their inode not.
-GROWING = frozenset({"stdout.log", "stderr.log"})
+GROWING = frozenset({STDOUT_LOG, "stderr.log"})
 
 
 class RunRecordBroken(ApgError):

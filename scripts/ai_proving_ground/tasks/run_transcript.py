@@ -1,9 +1,11 @@
 """What the agent did, kept for every run whose adapter started, a run apg stopped included.
 
 Once the adapter is gone (it exited, or apg stopped it at its time limit or on Ctrl-C), its
-CLI's raw output is copied out of the work folder (:meth:`RunFiles.collect`), with the newest
-session file of a CLI that keeps one as it goes (``transcripts.SESSION_DIRS``: Codex's, which
-the adapter's exit trap can no longer copy when apg stopped it), and parsed into
+CLI's event stream is copied from apg's own capture of the adapter's stdout (``stdout.log``: the
+copy the adapter tees into its work folder is the agent's to rewrite, so it is never read), the
+newest session file of a CLI that keeps one as it goes is copied out of the work folder
+(``transcripts.SESSION_DIRS``: Codex's, which the adapter's exit trap can no longer copy when
+apg stopped it; what the parser takes from it is marked unverified), and both are parsed into
 ``transcript.json``. A stopped run's record says ``partial``; a command in flight when it
 stopped has no exit code.
 """
@@ -14,16 +16,21 @@ import fnmatch
 import os
 from typing import Any
 
-from ai_proving_ground.tasks.run_files import RunFiles
+from ai_proving_ground.tasks.run_files import STDOUT_LOG, RunFiles
 from ai_proving_ground.tasks.sandboxing import run_work
-from ai_proving_ground.transcripts import RAW_FILES, SESSION_DIRS, review_run
+from ai_proving_ground.transcripts import SESSION_DIRS, STREAM_FILES, review_run
+
+# Room for the truncation line proc.tee adds after the log limit's bytes.
+TRUNCATION_ROOM = 4096
 
 
 def keep(files: RunFiles, agent: str, limit: int) -> tuple[dict[str, Any] | None, str | None]:
     """Copy ``agent``'s raw output into the run directory and parse it (transcripts.review_run:
     the summary for run.json and, when every tool call was denied, the no-attempt reason)."""
     work = run_work(files.run_dir)
-    files.collect(work, RAW_FILES.get(agent, ()), limit)
+    stream = STREAM_FILES.get(agent)
+    if stream:
+        files.collect_as(files.run_dir, ((STDOUT_LOG, stream),), limit + TRUNCATION_ROOM)
     session = SESSION_DIRS.get(agent)
     newest = newest_session(work, session[0], session[1]) if session else None
     if session and newest:

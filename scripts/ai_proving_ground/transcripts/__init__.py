@@ -1,8 +1,12 @@
 """Agent transcripts: each real agent CLI's raw output turned into one normalized record.
 
-An adapter writes its CLI's raw output into its work folder (``claude-code.jsonl``,
-``codex.jsonl``, and Codex's session under ``codex-sessions/``), which ``apg run`` copies into
-the run directory (the session as ``codex-session.jsonl``); :func:`record_run` parses it into
+An adapter prints its CLI's event stream on its stdout, which apg captures (``stdout.log``,
+outside the work folder the agent can write) and copies to the stream's name in the run
+directory (``claude-code.jsonl``, ``codex.jsonl``): never the copy the adapter tees into its
+work folder, which the agent's own commands can rewrite. Codex also keeps a session file, which
+it must write as it goes, so under ``codex-sessions/`` in the work folder: ``apg run`` copies it
+as ``codex-session.jsonl``, and the parser takes from it only what it marks unverified (see
+:mod:`ai_proving_ground.transcripts.codex`). :func:`record_run` parses them into
 ``transcript.json`` (:class:`~ai_proving_ground.transcripts.record.Transcript`). Parsing reads
 only those files, so it can be re-run offline at any time (``apg transcript RUN``) and gives
 the same record.
@@ -40,12 +44,8 @@ PARSERS: dict[str, tuple[str, Callable[[Path], Transcript]]] = {
     codex.AGENT: (codex.RAW_FILE, _parse_codex),
 }
 
-# Every file each agent's adapter writes its raw output to: in its work folder, from which
-# ``apg run`` copies them into the run directory (checked) once the adapter is gone.
-RAW_FILES: dict[str, tuple[str, ...]] = {
-    claude_code.AGENT: (claude_code.RAW_FILE,),
-    codex.AGENT: (codex.RAW_FILE, codex.SESSION_FILE),
-}
+# Each agent's event stream: the run directory's name for apg's capture of the adapter's stdout.
+STREAM_FILES: dict[str, str] = {claude_code.AGENT: claude_code.RAW_FILE, codex.AGENT: codex.RAW_FILE}
 # An agent whose CLI keeps its own session file in a folder of the work folder as it goes:
 # (that folder, the pattern of its files' names, the run directory's name for the newest).
 # apg copies it, not the adapter's exit trap, which never runs when apg stops the adapter.

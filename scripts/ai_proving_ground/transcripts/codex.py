@@ -11,20 +11,26 @@ model's responses (``token_usage_record``: the usage of a run stopped mid-turn, 
 cost and no files read. Commands run through ``/bin/bash -c SCRIPT`` are listed as SCRIPT, the
 command the model asked for.
 
-The ``--json`` stream is not a complete record of the commands: Codex 0.169.0 sometimes emits no
-``command_execution`` item for a command that ran and failed fast (seen under its read-only
-sandbox, about one run in two on a loaded machine; the session file has no ``CommandExecution``
-for it either). The session's own tool calls (``custom_tool_call`` ``exec``, or
-``function_call``) and their outputs always are, so with a session file the commands follow the
-session's calls in order, each matched to the stream's item for its exit code and status, and a
-call the stream missed takes its exit code from the call's output.
+Only the ``--json`` stream is evidence of what ran. apg parses its own capture of it (the
+adapter's stdout, kept outside the work folder), which no file the agent can write changes. The
+session file sits in the adapter's work folder: Codex writes it as it goes, so it must be inside
+the sandbox, and a folder Codex can write, the agent's own commands can write too (append to it,
+rewrite it). So ``commands`` are the stream's, in its order, and a session call the stream does
+not show is kept apart in ``unconfirmed_commands``, which no scorer reads. The stream is not
+complete: Codex 0.169.0 sometimes emits no ``command_execution`` item for a command that ran and
+failed fast (seen under its read-only sandbox, about one run in two on a loaded machine; the
+session file has no ``CommandExecution`` for it either), and such a command is then only
+unconfirmed. What else comes from the session (the model, the CLI version, turns, tool calls,
+refusals, a stopped run's tokens) is named in ``unverified``: provenance and counts, never a
+verdict; the one verdict it could sway, a run whose every call was refused being no attempt,
+needs a stream that shows no tool at work.
 
 A call Codex refused before any process started (its execution policy's ``rejected: ...``, as for
 ``rm -rf``; an approval its ``never`` policy cannot ask for) appears only in the session: its
 output says ``exec_command failed: CreateProcess { message: "Rejected(...)" }``. It is a
 permission denial, not a command, so a run whose every call was refused is no attempt, as Claude
-Code's is. A command whose own sandbox failed to start did start: it is a command with the exit
-code its output gives.
+Code's is. A command whose own sandbox failed to start did start: when the stream misses it, it
+is an unconfirmed command with the exit code its output gives.
 """
 
 from __future__ import annotations
@@ -70,8 +76,13 @@ def parse(text: str, session_text: str | None = None, source: str = RAW_FILE) ->
     payloads: list[dict[str, Any]] = [e["payload"] for e in session
                                       if isinstance(e.get("payload"), dict)]
     replies = [str(i.get("text")) for i in items if i.get("type") == "agent_message"]
-    ran, rejected = _commands(commands, payloads)
+    ran, unconfirmed, rejected = _commands(commands, payloads)
     usage, usage_source = _usage(events, session)
+    session_calls = sum(1 for p in payloads if p.get("type") in CALL_ITEMS)
+    # Never fewer calls than the stream shows beside the session's refusals: a session rewritten
+    # to hold only refused calls cannot make a run whose stream shows a tool at work "no
+    # attempt" (every call denied).
+    tool_calls = max(session_calls, len(tools) + len(rejected)) if session else len(tools)
     return Transcript(
         agent=AGENT, source=source, developer=DEVELOPER,
         model=_session_value(session, "turn_context", "model"),
@@ -80,9 +91,9 @@ def parse(text: str, session_text: str | None = None, source: str = RAW_FILE) ->
                          if e.get("type") == "thread.started" and e.get("thread_id")), None),
         turns=(sum(1 for e in session if e.get("type") == "token_usage_record")
                or len(tools) + len(replies)),
-        tool_calls=(sum(1 for p in payloads if p.get("type") in CALL_ITEMS) if session
-                    else len(tools)),
+        tool_calls=tool_calls,
         commands=ran,
+        unconfirmed_commands=unconfirmed,
         files_read=(),
         files_written=tuple(dict.fromkeys(str(c.get("path")) for i in tools
                                           if i.get("type") == "file_change"
@@ -102,33 +113,44 @@ def parse(text: str, session_text: str | None = None, source: str = RAW_FILE) ->
         completed=(any(e.get("type") == "turn.completed" for e in events)
                    and not any(e.get("type") == "turn.failed" for e in events)),
         partial=not any(e.get("type") in {"turn.completed", "turn.failed"} for e in events),
+        unverified=_unverified(session, usage_source, tool_calls != len(tools), rejected),
     )
 
 
-def _commands(items: list[dict[str, Any]],
-              payloads: list[dict[str, Any]]) -> tuple[tuple[CommandRun, ...], list[Denial]]:
-    """The commands that ran, in the session's order when there is a session (see the module
-    doc), and the session's calls Codex refused before starting them."""
+def _unverified(session: list[dict[str, Any]], usage_source: str | None, calls_from_session: bool,
+                rejected: list[Denial]) -> tuple[str, ...]:
+    """The record's fields whose values come, wholly or in part, from the session file."""
+    if not session:
+        return ()
+    found = {"model": bool(_session_value(session, "turn_context", "model")),
+             "cli_version": bool(_session_value(session, "session_meta", "cli_version")),
+             "turns": any(e.get("type") == "token_usage_record" for e in session),
+             "tool_calls": calls_from_session, "permission_denials": bool(rejected),
+             "usage": usage_source == "session"}
+    return tuple(name for name, taken in found.items() if taken)
+
+
+def _commands(items: list[dict[str, Any]], payloads: list[dict[str, Any]]
+              ) -> tuple[tuple[CommandRun, ...], tuple[CommandRun, ...], list[Denial]]:
+    """The commands the stream shows ran, in its order; the session's calls it does not show
+    (unconfirmed: see the module doc); and the session's calls Codex refused to start."""
     stream = [(_script(str(i.get("command", ""))),
                i.get("exit_code") if isinstance(i.get("exit_code"), int) else None,
                i.get("status") == "declined") for i in items]
-    found: list[CommandRun] = []
+    unmatched = [script for script, _, _ in stream]
+    unconfirmed: list[CommandRun] = []
     rejected: list[Denial] = []
     for command, output_code, refusal in _session_calls(payloads):
-        match = next((n for n, (script, _, _) in enumerate(stream) if script == command), None)
-        if match is None:
-            if refusal is not None:
-                rejected.append(Denial(tool="exec_command", detail=command, reason=refusal))
-            else:
-                found.append(CommandRun(command=command, exit_code=output_code,
-                                        tool="exec_command"))
-            continue
-        script, exit_code, declined = stream.pop(match)
-        if not declined:
-            found.append(CommandRun(command=script, exit_code=exit_code, tool="exec_command"))
-    found.extend(CommandRun(command=script, exit_code=exit_code, tool="exec_command")
-                 for script, exit_code, declined in stream if not declined)
-    return tuple(found), rejected
+        if command in unmatched:
+            unmatched.remove(command)
+        elif refusal is not None:
+            rejected.append(Denial(tool="exec_command", detail=command, reason=refusal))
+        else:
+            unconfirmed.append(CommandRun(command=command, exit_code=output_code,
+                                          tool="exec_command"))
+    found = tuple(CommandRun(command=script, exit_code=exit_code, tool="exec_command")
+                  for script, exit_code, declined in stream if not declined)
+    return found, tuple(unconfirmed), rejected
 
 
 def _session_calls(payloads: list[dict[str, Any]]) -> list[tuple[str, int | None, str | None]]:

@@ -79,6 +79,12 @@ class Transcript:
     usage_source: str | None = None
     # The run was stopped before the CLI finished: usage counts the responses seen so far.
     partial: bool = False
+    # Shell commands only a file the agent could write claims were run (a Codex session call its
+    # stream does not show): kept to be read, never scored.
+    unconfirmed_commands: tuple[CommandRun, ...] = ()
+    # The fields whose values come, wholly or in part, from a file the agent could write (Codex's
+    # session): provenance and counts, never a verdict.
+    unverified: tuple[str, ...] = ()
 
     @property
     def model_id(self) -> str | None:
@@ -104,7 +110,9 @@ class Transcript:
                 "permission_denials": len(self.permission_denials),
                 "usage": asdict(self.usage), "cost_usd": self.cost_usd,
                 "errors": len(self.errors), "completed": self.completed,
-                "usage_source": self.usage_source, "partial": self.partial}
+                "usage_source": self.usage_source, "partial": self.partial,
+                "unconfirmed_commands": len(self.unconfirmed_commands),
+                "unverified": list(self.unverified)}
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> Transcript:
@@ -113,6 +121,9 @@ class Transcript:
         return cls(**{
             **fields,
             "commands": tuple(CommandRun(**c) for c in fields["commands"]),
+            "unconfirmed_commands": tuple(CommandRun(**c)
+                                          for c in fields.get("unconfirmed_commands", ())),
+            "unverified": tuple(fields.get("unverified", ())),
             "files_read": tuple(fields["files_read"]),
             "files_written": tuple(fields["files_written"]),
             "skills_used": tuple(fields["skills_used"]),
