@@ -5,6 +5,8 @@ cluster with two ``bed`` units, so two bed actors; the campaigns run in-process 
 from __future__ import annotations
 
 import json
+import os
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -16,13 +18,16 @@ from test_executors import register  # noqa: F401  # the fixture that registers 
 
 from ai_proving_ground.campaigns import beds
 from ai_proving_ground.campaigns.attempt import Context
-from ai_proving_ground.campaigns.records import CampaignFiles
 from ai_proving_ground.executors.base import Finished
 
 ray = pytest.importorskip("ray", reason="the ray extra is not installed "
                           "(pip install -e '.[ray]'); the Ray executor's tests need it")
 
-from ai_proving_ground.executors.ray_executor import RayExecutor  # noqa: E402  # needs ray
+from ai_proving_ground.executors.ray_executor import BedWorker, RayExecutor  # noqa: E402
+from ai_proving_ground.settings import Settings  # noqa: E402
+
+# The watching worker below is defined here: Ray's workers get it by value, not by import.
+ray.cloudpickle.register_pickle_by_value(sys.modules[__name__])
 
 
 @pytest.fixture(scope="module", autouse=True)
@@ -54,34 +59,134 @@ def verdicts(out: Path) -> list[tuple[int, str, str, str]]:
     return [(r["order"], r["arm"], r["task_id"], r["outcome"]) for r in attempts(out)]
 
 
+class WatchedWorker(BedWorker):
+    """A bed actor that records every file operation of its process on ``watched`` (an audit
+    hook: open, mkdir, rename, remove, listing, copy, sqlite, a child's working directory)."""
+
+    EVENTS = ("open", "os.mkdir", "os.rename", "os.remove", "os.rmdir", "os.listdir",
+              "os.scandir", "shutil.copyfile", "shutil.rmtree", "sqlite3.connect",
+              "os.chmod", "os.utime")
+
+    def __init__(self, *args: Any, watched: str = "") -> None:
+        self.touched: list[str] = []
+        root = os.path.realpath(watched)
+
+        def hook(event: str, args: tuple[Any, ...]) -> None:
+            paths = args[:2] if event in self.EVENTS else args[2:3] \
+                if event == "subprocess.Popen" else ()
+            for path in paths:
+                if isinstance(path, str | bytes | os.PathLike):
+                    text = os.path.abspath(os.fsdecode(path))
+                    if text == root or text.startswith(root + os.sep):
+                        self.touched.append(f"{event} {text}")
+
+        sys.addaudithook(hook)
+        super().__init__(*args)
+
+    def seen(self) -> list[str]:
+        return self.touched
+
+
+class Watched(RayExecutor):
+    """The Ray executor whose actors watch the driver's campaign directory."""
+
+    def __init__(self, context: Context, jobs: list[beds.Job], scratch: Path) -> None:
+        self.touched: list[str] = []
+        self._watched = str(context.files.directory)
+        super().__init__(context, jobs, None, scratch_root=str(scratch))
+
+    def _worker_class(self, ray: Any) -> Any:
+        remote = ray.remote(max_concurrency=2)(WatchedWorker)
+        watched = self._watched
+
+        class Bound:  # the watched directory given to every actor it starts
+            @staticmethod
+            def options(**options: Any) -> Any:
+                started = remote.options(**options)
+
+                class Start:
+                    @staticmethod
+                    def remote(*args: Any) -> Any:
+                        return started.remote(*args, watched=watched)
+                return Start
+        return Bound
+
+    def close(self) -> None:
+        refs = [actor.seen.remote() for actor in self._actors.values()]
+        self.touched = [t for seen in ray.get(refs, timeout=60) for t in seen]
+        super().close()
+
+
+def files_of(out: Path) -> list[str]:
+    """Every attempt's files, by path under runs/ (the run's id, a time, left out)."""
+    return sorted({"/".join("RUN" if part.startswith("20") else part for part in
+                            p.relative_to(out / "runs").parts)
+                   for p in (out / "runs").rglob("*") if p.is_file()})
+
+
 def test_the_example_campaign_on_two_bed_actors_equals_the_local_executor(
-        apg: Any, tmp_path: Path, template: Path) -> None:
+        apg: Any, tmp_path: Path, template: Path, register: Any) -> None:  # noqa: F811
+    """The actors make their beds and run their attempts in their own scratch folder and never
+    touch the driver's campaign directory; the driver writes every file back, so the records,
+    the report, apg campaign report and regrade are the local executor's."""
+    executors: list[Watched] = []
+
+    def factory(context: Context, jobs: list[beds.Job]) -> Watched:
+        executors.append(Watched(context, jobs, tmp_path / "scratch"))
+        return executors[0]
+
+    register("ray-watched", factory)
     spec = example_on(template, tmp_path / "spec.yml")
     run_campaign(apg, spec, tmp_path / "local")
-    result = run_campaign(apg, spec, tmp_path / "ray", "--executor", "ray")
+    result = run_campaign(apg, spec, tmp_path / "ray", "--executor", "ray-watched")
+    [executor] = executors
+    assert executor.touched == [], executor.touched[:10]
+    assert sorted(executor.beds.values()) and all(
+        bed.startswith(str(tmp_path / "scratch")) for bed in executor.beds.values())
+    assert not list((tmp_path / "scratch").iterdir()), "an actor left its scratch folder"
     assert verdicts(tmp_path / "ray") == verdicts(tmp_path / "local")
     assert {o for *_, o in verdicts(tmp_path / "ray")} == {"pass", "fail"}
     # Both jobs took attempts: two actors ran them (each job's line names it).
     assert "job-0" in result.err and "job-1" in result.err
     local, remote = (untimed(tmp_path / d) for d in ("local", "ray"))
     assert remote == local
-    # apg campaign report reads the Ray campaign's records as it reads the local one's.
+    assert files_of(tmp_path / "ray") == files_of(tmp_path / "local")
+    # apg campaign report and regrade read the Ray campaign's records as the local one's.
     assert apg("campaign", "report", str(tmp_path / "ray")).rc == 0
+    regraded = apg("campaign", "regrade", str(tmp_path / "ray"), "--json")
+    assert regraded.rc == 0, regraded.err
+
+
+def test_an_actor_refuses_a_ddev_project_absent_from_its_node(tmp_path: Path) -> None:
+    settings = Settings(site_driver=beds.DDEV)
+    job = beds.Job(number=0, bed=tmp_path / "site-a", escrow_root=tmp_path / "e",
+                   settings=settings, tag="apg-baseline-x")
+    worker = BedWorker(None, str(tmp_path / "template"), settings,  # type: ignore[arg-type]
+                       lambda bed, args: (0, ""), job, scratch_root=str(tmp_path))
+    bed, problem = worker.ready()
+    assert bed == str(tmp_path / "site-a")
+    assert problem is not None and problem.startswith(
+        f"APG_CAMPAIGN_RAY_PROJECT_ABSENT job-0: the DDEV project {tmp_path / 'site-a'} is not "
+        "on the node"), problem
+    assert '"ddev:' + str(tmp_path / "site-a") + '": 1' in problem
 
 
 class KillsOneActor(RayExecutor):
-    """The Ray executor, killing the actor of the first attempt whose agent is under way."""
+    """The Ray executor, killing the actor of the first attempt whose agent is under way (its
+    agent.log is in the actor's scratch folder, under ``scratch``)."""
 
-    def __init__(self, context: Context, jobs: list[beds.Job]) -> None:
-        super().__init__(context, jobs, None)
-        self.runs, self.killed = context.files.directory / "runs", None
+    def __init__(self, context: Context, jobs: list[beds.Job], scratch: Path) -> None:
+        super().__init__(context, jobs, None, scratch_root=str(scratch))
+        self.scratch, self.killed, self.lost_bed = scratch, None, ""
 
     def collect(self, timeout: float) -> list[Finished]:
         if self.killed is None:
             for running in list(self._running.values()):
-                log = CampaignFiles(self.runs.parent).attempt_dir(running.attempt.order)
-                if (log / "agent.log").exists():  # the adapter (sleep 4) runs
+                runs = f"apg-ray-{running.job.name}-*/campaign/runs"
+                log = f"{runs}/{running.attempt.order:04d}/agent.log"
+                if list(self.scratch.glob(log)):  # the adapter (sleep 4) runs
                     self.killed = running.attempt.order
+                    self.lost_bed = self.beds[running.job.number]
                     ray.kill(self._actors[running.job.number], no_restart=True)
                     break
         return super().collect(timeout)
@@ -92,7 +197,7 @@ def test_a_bed_actor_killed_mid_attempt_gives_that_attempt_an_infra_error(
     executors: list[KillsOneActor] = []
 
     def factory(context: Context, jobs: list[beds.Job]) -> KillsOneActor:
-        executors.append(KillsOneActor(context, jobs))
+        executors.append(KillsOneActor(context, jobs, tmp_path / "scratch"))
         return executors[0]
 
     register("ray-kills", factory)
@@ -118,7 +223,7 @@ def test_a_lost_attempt_is_tried_again_on_a_fresh_bed_in_a_new_actor(
     executors: list[KillsOneActor] = []
 
     def factory(context: Context, jobs: list[beds.Job]) -> KillsOneActor:
-        executors.append(KillsOneActor(context, jobs))
+        executors.append(KillsOneActor(context, jobs, tmp_path / "scratch"))
         return executors[0]
 
     register("ray-kills", factory)
@@ -135,8 +240,9 @@ def test_a_lost_attempt_is_tried_again_on_a_fresh_bed_in_a_new_actor(
     [lost] = records[executor.killed]["tries"]
     assert lost["outcome"] == "infra_error" and "bed actor was lost" in lost["reason"], lost
     assert (out / "runs" / f"{executor.killed:04d}" / "tries" / "1" / "attempt.json").is_file()
-    # The lost actor's bed was set aside, never reused: the second try had a fresh clone.
-    assert len(list((tmp_path / "out-beds").glob(f"job-*.lost-{executor.killed:04d}"))) == 1
+    # The lost actor's bed was never reused: the new actor made a fresh clone of its own.
+    job = next(n for n, bed in executor.beds.items() if f"job-{n}" in executor.lost_bed)
+    assert executor.beds[job] != executor.lost_bed and executor.lost_bed
     assert "APG_CAMPAIGN_RETRY" in result.err and "APG_CAMPAIGN_JOB_LOST" not in result.err
     totals = json.loads((out / "report.json").read_text("utf-8"))["totals"]
     assert totals["retries"] == 1 and totals["infra_error"] == 0 and totals["recorded"] == 4
@@ -183,14 +289,17 @@ def test_a_ray_campaign_resumes_on_ray_to_the_uninterrupted_report(
     out = tmp_path / "out"
     run_campaign(apg, spec, out, "--executor", "ray")
     whole = untimed(out)
-    # As a runner killed mid-attempt leaves it: one attempt without its record, no report.
-    (out / "runs" / "0002" / "attempt.json").unlink()
+    # As a driver killed while writing an attempt back leaves it: its files half staged
+    # (runs/.0002.incoming/, never renamed into place), no report.
+    (out / "runs" / "0002").rename(out / "runs" / ".0002.incoming")
+    (out / "runs" / ".0002.incoming" / "attempt.json").unlink()
     (out / "report.json").unlink()
     result = apg("campaign", "resume", str(out), "--beds", str(tmp_path / "again"),
                  "--executor", "ray-counts")
     assert result.rc == 0, result.err
     assert submitted == [2], "the attempt left was not run on the Ray executor"
     assert untimed(out) == whole
+    assert not (out / "runs" / ".0002.incoming").exists()
 
 
 def test_resume_refuses_an_address_for_the_local_executor(

@@ -151,14 +151,14 @@ def prepare_ddev_jobs(campaign: Campaign, projects: list[Path], tag: str, escrow
                             f"ddev_beds with {tag}: every job must run the same fixture set")
         job = Job(number=number, bed=project, escrow_root=escrow_root / f"job-{number}",
                   settings=settings, tag=tag)
-        problem = _ready(campaign, job)
+        problem = ready_ddev_job(campaign, job)
         if problem:
             raise CannotRun(problem)
         jobs.append(job)
     return jobs
 
 
-def _ready(campaign: Campaign, job: Job) -> str | None:
+def ready_ddev_job(campaign: Campaign, job: Job) -> str | None:
     """Escrow a DDEV job's bed and reset it; None when it is ready, else why not."""
     try:
         _escrow(campaign, job)
@@ -178,14 +178,15 @@ def prepare_jobs(campaign: Campaign, template: Path, tag: str, beds: Path, escro
     jobs = [Job(number=n, bed=beds / f"job-{n}", escrow_root=escrow_root / f"job-{n}",
                 settings=settings, tag=tag) for n in range(count)]
     with ThreadPoolExecutor(max_workers=count) as pool:
-        problems = [p for p in pool.map(lambda job: _prepare(campaign, template, job), jobs) if p]
+        problems = [p for p in pool.map(lambda job: prepare_job(campaign, template, job), jobs) if p]
     if problems:
         raise CannotRun("; ".join(problems))
     return jobs
 
 
-def _prepare(campaign: Campaign, template: Path, job: Job) -> str | None:
-    """None when the job's bed is ready; else why not."""
+def prepare_job(campaign: Campaign, template: Path, job: Job) -> str | None:
+    """A fresh clone of ``template`` at the job's bed, escrowed and reset: None when it is
+    ready; else why not."""
     try:
         fresh_bed(campaign, template, job)
         outcome = reset(job.bed, campaign.fixtures, job.site(), job.settings, job.tree)

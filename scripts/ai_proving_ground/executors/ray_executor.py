@@ -1,13 +1,17 @@
 """The Ray executor (``executor: ray``, ``--executor ray [--address ADDR]``): one actor per bed.
 
-Each job becomes one Ray actor that receives the job's prepared bed once (cloned, escrowed and
-reset by the runner, as for the local executor) and then takes that job's attempts one at a
-time, running the same bed work (:func:`executors.base.run_on_bed`) in its own process, with a
-campaign context of its own (its stop flag, its children). Every actor holds one unit of the
-custom ``bed`` resource for its life, so a node never holds more attempts than the beds it
-declares (``ray start --resources='{"bed": N}'``). The records are the local executor's, written
-under the campaign directory's own path: on one machine that is the driver's directory; across
-machines the campaign and beds folders must be the same shared path on every node (README, Ray).
+Each job becomes one Ray actor holding one unit of the custom ``bed`` resource for its life, so
+a node never holds more attempts than the beds it declares (``ray start --resources='{"bed":
+N}'``). The actor makes its own bed on its node, in a scratch folder of the node's temporary
+directory: a fresh clone of the campaign's template (a DDEV job: its project, which must be on
+that node: :func:`node_resource`), escrowed there and reset, then takes that job's attempts one
+at a time, running the local executor's bed work (:func:`executors.base.run_on_bed`) with a
+campaign directory of its own in that scratch folder. Each attempt's files come back to the
+driver as data (:mod:`executors.attempt_files`, bounded, every path and record checked) and the
+driver writes them under its campaign directory: no actor reads or writes the driver's campaign
+directory, so nodes share no filesystem with it; the agent's sandbox hides it as well, for a
+node that is the driver's own machine. The template, the dataset, skill folders, hidden
+verifiers and custom fixtures are read by the actors at the paths the driver names (README, Ray).
 
 Without ``--address`` the executor starts a local cluster bound to 127.0.0.1 (no dashboard) with
 as many ``bed`` units as jobs, and stops it at the end; with one it joins that cluster. A Ray
@@ -17,15 +21,18 @@ No remote wait is unbounded: results are polled with ``ray.wait(..., timeout=...
 with ``ray.get(..., timeout=...)``; an attempt still running :data:`ATTEMPT_MARGIN_S` past its
 agent's timeout has its actor killed. An actor lost mid-attempt (killed, its node gone) gives
 that attempt an infrastructure error, recorded by the driver. With the spec's ``retries:
-{infra_error: N}`` it is tried again (campaigns.retry: the lost try kept in ``tries/``) on a fresh
-clone of the template in a new actor, which Ray places on any node with a free bed; otherwise
-(or when no fresh bed can be made) its job takes no more attempts (``APG_CAMPAIGN_JOB_LOST``)
-and the other jobs go on.
+{infra_error: N}`` it is tried again (campaigns.retry: the lost try kept in ``tries/``) in a new
+actor, which Ray places on any node with a free bed and which makes a fresh bed; otherwise (or
+for a DDEV job, whose project cannot be cloned) its job takes no more attempts
+(``APG_CAMPAIGN_JOB_LOST``) and the other jobs go on.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import shutil
+import socket
+import tempfile
 import threading
 import time
 from dataclasses import dataclass
@@ -37,49 +44,84 @@ from ai_proving_ground.campaigns.attempt import AttemptRun, Context, SiteStep
 from ai_proving_ground.campaigns.records import AttemptRecord, CampaignFiles
 from ai_proving_ground.campaigns.spec import Attempt, Campaign
 from ai_proving_ground.errors import ApgError
+from ai_proving_ground.executors import attempt_files
 from ai_proving_ground.executors.base import Finished, run_on_bed
+from ai_proving_ground.layout import is_ddev_project
+from ai_proving_ground.settings import Settings
 
 BED = "bed"  # the custom resource: one unit per bed a node can hold
 GET_TIMEOUT_S = 60.0  # reading a result Ray says is ready, or a call on an idle actor
-ACTOR_START_S = 120.0  # every bed actor placed on a node and built (the campaign's start)
+ACTOR_START_S = 120.0  # every bed actor placed on a node, its bed made (the campaign's start)
 # How long past the agent's own timeout an attempt may run (reset, verify, grade, hidden
 # verifier) before its actor is taken for lost; without an agent timeout, this alone.
 ATTEMPT_MARGIN_S = 1800.0
+PROJECT_ABSENT = "APG_CAMPAIGN_RAY_PROJECT_ABSENT"
+
+
+def node_resource(project: Path) -> str:
+    """The custom resource a node declares for each DDEV project it holds (``ray start
+    --resources='{"bed": 1, "ddev:/srv/site-a": 1}'``): a DDEV job's actor asks for it, so Ray
+    places it on the node of its project and nowhere else."""
+    return f"ddev:{project}"
 
 
 @dataclass(frozen=True)
 class _Outcome:
-    """What an actor hands back for one attempt: plain data, never the actor's own objects."""
+    """What an actor hands back for one attempt: plain data, never the actor's own objects.
+    ``carried``: the attempt's files (None: it never ran, or the bed work broke first)."""
 
-    record: AttemptRecord | None
+    carried: attempt_files.Carried | None
     lost: str | None
     error: str | None
 
 
 class BedWorker:
-    """One job's bed in a Ray actor process (made a remote class by :func:`_actor_class`)."""
+    """One job's bed in a Ray actor process (made a remote class by :func:`_actor_class`).
+    ``scratch_root``: where its scratch folder goes (None: the node's temporary directory)."""
 
-    def __init__(self, campaign: Campaign, directory: str, template: str, settings: Any,
-                 site_step: SiteStep, job: beds.Job) -> None:
-        self._context = Context(campaign=campaign, files=CampaignFiles(Path(directory)),
+    def __init__(self, campaign: Campaign, template: str, settings: Settings,
+                 site_step: SiteStep, job: beds.Job, scratch_root: str | None = None) -> None:
+        if scratch_root is not None:
+            Path(scratch_root).mkdir(parents=True, exist_ok=True)
+        self._scratch = Path(tempfile.mkdtemp(prefix=f"apg-ray-{job.name}-", dir=scratch_root))
+        self._context = Context(campaign=campaign, files=CampaignFiles(self._scratch / "campaign"),
                                 template=Path(template), settings=settings, site_step=site_step)
-        self._job = job
+        self._job = dataclasses.replace(job, escrow_root=self._scratch / "escrow")
 
-    def ready(self) -> str:
-        return self._job.name
+    def ready(self) -> tuple[str, str | None]:
+        """The bed this actor made (its path on its node), and None, or why it could not."""
+        job, campaign = self._job, self._context.campaign
+        if job.ddev:
+            if not is_ddev_project(job.bed):
+                return str(job.bed), (
+                    f"{PROJECT_ABSENT} {job.name}: the DDEV project {job.bed} is not on the node "
+                    f"{socket.gethostname()} its actor was placed on; declare each project only "
+                    f"on its own node (ray start --resources='{{\"{BED}\": 1, "
+                    f"\"{node_resource(job.bed)}\": 1}}')")
+            return str(job.bed), beds.ready_ddev_job(campaign, job)
+        self._job = job = dataclasses.replace(job, bed=self._scratch / "beds" / job.name)
+        return str(job.bed), beds.prepare_job(campaign, self._context.template, job)
 
     def run(self, attempt: Attempt, earlier: list[dict[str, Any]]) -> _Outcome:
+        files = self._context.files
         try:
             finished = run_on_bed(self._context, self._job, attempt, earlier)
+            carried = None if finished.record is None else attempt_files.pack(files, attempt.order)
         except BaseException as exc:  # a bug: reported by name, the job stops
             return _Outcome(None, None, f"{type(exc).__name__}: {exc}")
+        finally:  # the driver holds the attempt's files from now on
+            shutil.rmtree(files.attempt_dir(attempt.order), ignore_errors=True)
         error = finished.error
-        return _Outcome(finished.record, finished.lost,
+        return _Outcome(carried, finished.lost,
                         None if error is None else f"{type(error).__name__}: {error}")
 
     def cancel(self) -> None:
         self._context.stop.set()
         self._context.children.interrupt_all()
+
+    def release(self) -> None:
+        """The bed, its escrow and the scratch folder removed (the campaign is over)."""
+        shutil.rmtree(self._scratch, ignore_errors=True)
 
 
 def _actor_class(ray: Any) -> Any:
@@ -98,48 +140,70 @@ class _Running:
 class RayExecutor:
     """:class:`executors.base.Executor` on Ray actors, one per job."""
 
-    def __init__(self, context: Context, jobs: list[beds.Job], address: str | None) -> None:
+    def __init__(self, context: Context, jobs: list[beds.Job], address: str | None,
+                 scratch_root: str | None = None) -> None:
         import ray  # for start-up time and an optional extra: only when this executor runs
 
-        self._ray, self._context = ray, context
+        self._ray, self._context, self._scratch_root = ray, context, scratch_root
         self._started = not ray.is_initialized()
         if self._started:
-            _connect(ray, address, len(jobs))
-        self._worker = _actor_class(ray)
+            _connect(ray, address, jobs)
+        self._worker = self._worker_class(ray)
         self._actors: dict[int, Any] = {}
+        self.beds: dict[int, str] = {}  # each job's bed as its actor made it (on its node)
         for job in jobs:
             self._start_actor(job)
-        self._await_actors()
+        self._await_actors(list(self._actors))
         agent = context.campaign.spec.agent_timeout_s
         self._budget = (agent or 0.0) + ATTEMPT_MARGIN_S
         self._running: dict[Any, _Running] = {}
         self._earlier: dict[int, list[dict[str, Any]]] = {}  # tries lost with their actor
         self._lock = threading.Lock()
 
-    def _await_actors(self) -> None:
-        """Every actor placed and built within :data:`ACTOR_START_S`, else the campaign stops
-        (a cluster short of ``bed`` units would leave them pending for ever)."""
-        ray, refs = self._ray, [actor.ready.remote() for actor in self._actors.values()]
+    def _worker_class(self, ray: Any) -> Any:
+        return _actor_class(ray)
+
+    def _await_actors(self, numbers: list[int]) -> None:
+        """Every actor placed and its bed made within :data:`ACTOR_START_S`, else the campaign
+        stops (a cluster short of ``bed`` units would leave them pending for ever)."""
+        problem = self._made(numbers)
+        if problem is not None:
+            self.close()
+            raise ApgError("APG_CAMPAIGN_RAY_NO_BED", problem, exit_code=1)
+
+    def _made(self, numbers: list[int]) -> str | None:
+        """None when the actors of jobs ``numbers`` made their beds (then in :attr:`beds`)."""
+        ray, refs = self._ray, [self._actors[n].ready.remote() for n in numbers]
         ready, _ = ray.wait(refs, num_returns=len(refs), timeout=ACTOR_START_S)
-        problem = f"{len(refs) - len(ready)} of {len(refs)} did not start in {ACTOR_START_S:g}s"
-        if len(ready) == len(refs):
-            try:
-                ray.get(ready, timeout=GET_TIMEOUT_S)
-                return
-            except ray.exceptions.RayError as exc:
-                problem = f"one failed to start: {exc}"
-        self.close()
-        raise ApgError("APG_CAMPAIGN_RAY_NO_BED", f"{len(refs)} bed actors wanted, {problem}: "
-                       "the cluster needs a free 'bed' unit per job (ray start "
-                       "--resources='{\"bed\": N}' on each node) and this package on every node",
-                       exit_code=1)
+        if len(ready) < len(refs):
+            return (f"{len(refs)} bed actors wanted, {len(refs) - len(ready)} of {len(refs)} did "
+                    f"not start in {ACTOR_START_S:g}s: the cluster needs a free 'bed' unit per "
+                    "job (ray start --resources='{\"bed\": N}' on each node; a DDEV job also "
+                    "its project's resource, README: Ray) and this package on every node")
+        try:
+            made: list[tuple[str, str | None]] = ray.get(refs, timeout=GET_TIMEOUT_S)
+        except ray.exceptions.RayError as exc:
+            return f"{len(refs)} bed actors wanted, one failed to start: {exc}"
+        problems = [why for _, why in made if why]
+        if problems:
+            return f"a bed actor could not make its bed: {'; '.join(problems)}"
+        self.beds.update({n: bed for n, (bed, _) in zip(numbers, made, strict=True)})
+        return None
 
     def _start_actor(self, job: beds.Job) -> None:
-        # The driver's handle on the bed (a site driver) stays here; the actor opens its own.
-        shipped, context = dataclasses.replace(job, _site=None), self._context
-        self._actors[job.number] = self._worker.options(resources={BED: 1}, num_cpus=0).remote(
-            context.campaign, str(context.files.directory), str(context.template),
-            context.settings, context.site_step, shipped)
+        # The actor makes its own bed and escrow on its node: the driver's handles stay here.
+        shipped = dataclasses.replace(job, _site=None, escrowed=None, tree=None, snapshot=None,
+                                      judged=None)
+        context = self._context
+        # Where the driver keeps the campaign (records, escrow): hidden from every agent, for a
+        # node that is the driver's own machine (a path absent on a node hides nothing there).
+        settings = dataclasses.replace(job.settings, sandbox_hide=(
+            *job.settings.sandbox_hide, str(context.files.directory)))
+        shipped = dataclasses.replace(shipped, settings=settings)
+        resources = {BED: 1.0, **({node_resource(job.bed): 1.0} if job.ddev else {})}
+        self._actors[job.number] = self._worker.options(resources=resources, num_cpus=0).remote(
+            context.campaign, str(context.template), settings, context.site_step, shipped,
+            self._scratch_root)
 
     def submit(self, job: beds.Job, attempt: Attempt,
                earlier: list[dict[str, Any]] | None = None) -> None:
@@ -172,24 +236,36 @@ class RayExecutor:
             return self._lost(running, f"its bed actor was lost mid-attempt ({type(exc).__name__})")
         except ray.exceptions.RayTaskError as exc:
             return Finished(running.job, running.attempt, None, error=RuntimeError(str(exc)))
+        earlier = self._earlier.pop(running.attempt.order, [])
+        record = None if outcome.carried is None else self._write_back(running, outcome.carried,
+                                                                        earlier)
         error = None if outcome.error is None else RuntimeError(outcome.error)
-        return Finished(running.job, running.attempt, outcome.record, outcome.lost, error)
+        return Finished(running.job, running.attempt, record, outcome.lost, error)
+
+    def _write_back(self, running: _Running, carried: attempt_files.Carried,
+                    earlier: list[dict[str, Any]]) -> AttemptRecord:
+        """The attempt's files under the driver's campaign directory; what cannot be written so
+        is the attempt's infrastructure error, recorded here."""
+        try:
+            return attempt_files.write_back(self._context.files, running.attempt, carried)
+        except (OSError, ApgError) as exc:
+            why = f"its files could not be written back from its bed actor: {exc}"
+            return AttemptRun(self._context, running.job, running.attempt, earlier).fail(why)
 
     def _lost(self, running: _Running, why: str) -> Finished | None:
         """The attempt's infra_error, recorded here; tried again, when the spec's retries allow,
-        on a fresh clone of the template in a new actor (placed on any node with a free bed):
-        then None, its result to come."""
+        in a new actor (placed on any node with a free bed, where it makes a fresh bed): then
+        None, its result to come."""
         job, attempt, context = running.job, running.attempt, self._context
         earlier = self._earlier.pop(attempt.order, [])
         record = AttemptRun(context, job, attempt, earlier).fail(why)
         if job.ddev or not retry.again(context, record):  # a DDEV project has no fresh clone
             return Finished(job, attempt, record, lost=why)
         tries = retry.keep_try(context, record)
-        try:
-            beds.replace_bed(context.campaign, context.template, job, f"lost-{attempt.order:04d}")
-        except (OSError, ApgError) as exc:
-            return Finished(job, attempt, record, lost=f"{why}; could not replace its bed: {exc}")
         self._start_actor(job)
+        problem = self._made([job.number])
+        if problem is not None:
+            return Finished(job, attempt, record, lost=f"{why}; no new bed actor: {problem}")
         self._earlier[attempt.order] = tries
         self.submit(job, attempt, tries)
         return None
@@ -206,19 +282,27 @@ class RayExecutor:
             self._actors[number].cancel.remote()  # fire and forget: its result is the attempt's
 
     def close(self) -> None:
-        for actor in self._actors.values():
-            self._ray.kill(actor, no_restart=True)
+        ray, actors = self._ray, dict(self._actors)
         self._actors.clear()
+        # Each actor that made its bed removes it and its scratch folder (one never placed has
+        # nothing to remove and would not answer; a lost one cannot: its node's temp keeps it).
+        released = [actor.release.remote() for n, actor in actors.items() if n in self.beds]
+        if released:
+            ray.wait(released, num_returns=len(released), timeout=GET_TIMEOUT_S)
+        for actor in actors.values():
+            ray.kill(actor, no_restart=True)
         if self._started:
-            self._ray.shutdown()
+            ray.shutdown()
 
 
-def _connect(ray: Any, address: str | None, beds_wanted: int) -> None:
-    """Join the cluster at ``address``, else start a local one on the loopback only."""
+def _connect(ray: Any, address: str | None, jobs: list[beds.Job]) -> None:
+    """Join the cluster at ``address``, else start a local one on the loopback only (with a
+    ``bed`` unit per job and each DDEV job's project resource: every project is on this node)."""
     try:
         if address is None:
+            projects = {node_resource(job.bed): 1.0 for job in jobs if job.ddev}
             ray.init(address="local", include_dashboard=False, _node_ip_address="127.0.0.1",
-                     num_cpus=max(1, beds_wanted), resources={BED: beds_wanted},
+                     num_cpus=max(1, len(jobs)), resources={BED: len(jobs), **projects},
                      log_to_driver=False, configure_logging=False)
         else:
             ray.init(address=address, log_to_driver=False, configure_logging=False)
