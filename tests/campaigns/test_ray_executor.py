@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -271,7 +272,9 @@ def test_a_cluster_short_of_beds_stops_the_campaign_saying_so(
     result = apg("campaign", "run", str(spec), "--out", str(out), "--beds", str(tmp_path / "b"),
                  "--executor", "ray")
     assert result.rc == 1, result.err
-    assert "APG_CAMPAIGN_RAY_NO_BED 3 bed actors wanted, 1 of 3 did not start in 5s" in result.err
+    # The third never starts; under load the two placed may not have made their beds in 5 s.
+    assert re.search(r"APG_CAMPAIGN_RAY_NO_BED 3 bed actors wanted, [123] of 3 did not start "
+                     r"in 5s", result.err), result.err
     assert not list(out.glob("runs/*/attempt.json"))  # no attempt ran
 
 
