@@ -65,3 +65,35 @@ def test_nan_keys_collide_as_in_pyyaml(tmp_path: Path) -> None:
     path.write_text(text, encoding="utf-8")
     data = yamlio.load_document(path).data
     assert repr(data) == repr(yaml.safe_load(text)) == "{nan: 2, 'l': [nan, nan]}"
+
+
+def test_a_text_read_again_is_built_once_and_each_caller_gets_its_own_copy(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Kept by the whole text: a file rewritten is built anew; a caller's change to its data
+    reaches neither the kept data nor the next caller."""
+    monkeypatch.setattr(yamlio, "_known", {})
+    monkeypatch.setattr(yamlio, "_known_chars", 0)
+    builds: list[str] = []
+    build = yamlio._data_from_events
+    monkeypatch.setattr(yamlio, "_data_from_events", lambda text: builds.append(text) or build(text))
+    path = tmp_path / "doc.yml"
+    path.write_text("a:\n  b: [1, 2]\nwhen: 2024-01-02\n")
+    first = yamlio.load_yaml(path)
+    first["a"]["b"].append(3)
+    second = yamlio.load_yaml(path)
+    assert second == {"a": {"b": [1, 2]}, "when": yamlio.load_yaml(path)["when"]}
+    assert str(second["when"]) == "2024-01-02" and len(builds) == 1
+    path.write_text("a:\n  b: [1, 2, 3]\nwhen: 2024-01-02\n")
+    assert yamlio.load_yaml(path)["a"]["b"] == [1, 2, 3] and len(builds) == 2
+
+
+def test_the_kept_texts_stay_under_their_limit(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(yamlio, "_known", {})
+    monkeypatch.setattr(yamlio, "_known_chars", 0)
+    monkeypatch.setattr(yamlio, "_KNOWN_LIMIT", 30)
+    monkeypatch.setattr(yamlio, "_KNOWN_ONE", 12)
+    for number in range(10):
+        assert yamlio._known_data(f"n: 100000{number}\n") == {"n": 1000000 + number}  # 11 chars
+    assert list(yamlio._known) == ["n: 1000008\n", "n: 1000009\n"] and yamlio._known_chars == 22
+    assert yamlio._known_data("long: 1000000\n") == {"long": 1000000} and len(yamlio._known) == 2
+    assert yamlio._known_data("a: *b\n") is yamlio._UNUSUAL and len(yamlio._known) == 2

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
@@ -89,7 +90,7 @@ def load_document(path: Path, token: str = "APG_YAML_INVALID",
         raise ApgError(token, f"{path}: not UTF-8 text ({exc.reason})") from None
     except OSError as exc:  # a directory, no permission: the path names no readable file
         raise ApgError(token, f"{path}: cannot be read ({exc.strerror}); name a YAML file") from None
-    built = _data_from_events(text)
+    built = _known_data(text)
     if built is not _UNUSUAL:
         return YamlDocument(path=path, data=built, text=text)
     with _yaml_errors(token, str(path)):
@@ -162,6 +163,47 @@ def _resolved(loader: Any, value: str, resolvers: tuple[Any, ...]) -> Any:
             if tag not in _SCALAR_TAGS:
                 raise _Unusual(tag)
             return loader.yaml_constructors[tag](loader, yaml.ScalarNode(tag, value))
+    return value
+
+
+# Plain documents' data already built, by their whole text: a campaign reads the same module
+# info files, fixture fragments and baseline content every attempt (tens of files, a few ms of
+# CPU each attempt). Keyed by the text itself, never by a path or a file's times, so a file
+# that changed is built anew whoever changed it; each caller gets its own copy.
+_KNOWN_LIMIT = 8 << 20  # characters of text kept, oldest dropped first
+_KNOWN_ONE = 256 << 10  # larger documents are always built
+_known: dict[str, Any] = {}
+_known_chars = 0
+_known_lock = threading.Lock()
+
+
+def _known_data(text: str) -> Any:
+    """``_data_from_events(text)``, built once per text (a copy each call)."""
+    global _known_chars
+    with _known_lock:
+        data = _known.get(text, _UNUSUAL)
+    if data is not _UNUSUAL:
+        return _copy(data)
+    data = _data_from_events(text)
+    if data is _UNUSUAL or len(text) > _KNOWN_ONE:
+        return data
+    with _known_lock:
+        if text not in _known:
+            while _known and _known_chars + len(text) > _KNOWN_LIMIT:
+                _known_chars -= len(next(iter(_known)))
+                del _known[next(iter(_known))]
+            _known[text] = data
+            _known_chars += len(text)
+    return _copy(data)
+
+
+def _copy(value: Any) -> Any:
+    """A copy of plain data: mappings and lists anew, scalars (immutable) shared."""
+    kind = type(value)
+    if kind is dict:
+        return {key: _copy(item) for key, item in value.items()}
+    if kind is list:
+        return [_copy(item) for item in value]
     return value
 
 
