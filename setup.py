@@ -1,6 +1,6 @@
 """Build step: the wheel carries the project's shipped folders inside the package.
 
-The repository keeps recipes/, fixtures/, datasets/, campaigns/ and ddev/ at its top level (the
+The repository keeps recipes/, fixtures/, datasets/, campaigns/, ddev/ and skills/ at its top level (the
 design fixes that layout). A built package holds copies of them, and of the escrow verifier, in
 ``ai_proving_ground/_data/`` with the same layout, where ``ai_proving_ground.paths`` finds them
 through importlib.resources. An editable install reads the checkout's folders in place.
@@ -13,7 +13,9 @@ from setuptools import setup
 from setuptools.command.build_py import build_py
 
 HERE = Path(__file__).resolve().parent
-SHIPPED = ("recipes", "fixtures", "datasets", "campaigns", "ddev", "scripts/escrow_verify.py")
+# skills/: the catalog campaigns/views_skill.yml installs (its arms name it as ../skills).
+SHIPPED = ("recipes", "fixtures", "datasets", "campaigns", "ddev", "skills",
+           "scripts/escrow_verify.py")
 
 
 class BuildWithShippedFiles(build_py):

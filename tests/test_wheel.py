@@ -30,7 +30,9 @@ _NOT_SOURCE = shutil.ignore_patterns(".git", ".venv", ".nox", "build", "dist", "
 SHIPPED = ["recipes/apg_base/recipe.yml", "fixtures/fixture_kb_docs/recipe.yml",
            "fixtures/fixture_canvas_home/manifest/fragment.yml", "datasets/build_tasks.yml",
            "campaigns/example.yml", "ddev/agents/oracle", "ddev/agents/nop",
-           "ddev/commands/host/ai-eval-verify", "ddev/install.yaml", "scripts/escrow_verify.py"]
+           "ddev/commands/host/ai-eval-verify", "ddev/install.yaml", "scripts/escrow_verify.py",
+           "campaigns/views_skill.yml", "datasets/views_skill.yml",
+           "skills/drupal-views-build/SKILL.md", "skills/drupal-content-edit/SKILL.md"]
 
 
 def _run(argv: list[str], cwd: Path, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
@@ -163,6 +165,7 @@ def test_the_readmes_everyday_commands_work_from_the_installed_wheel(venv: Path,
     exported = ok("results", "export", "--approot", str(bed), "--eee", str(work / "eee"))
     assert exported.stdout.strip().startswith(str(work / "eee" / "data" / "build_tasks" / "acme"))
     ok("campaign", "run", "example", "--dry-run")
+    ok("campaign", "validate", "views_skill")  # its skills catalog is in the wheel too
     campaign = Path(ok("campaign", "run", "example").stdout.strip())
     assert campaign.is_relative_to(tmp_path / "data")  # the data directory, not the cwd
     assert "Campaign smoke" in ok("campaign", "report", str(campaign)).stdout

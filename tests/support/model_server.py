@@ -9,7 +9,8 @@ It listens on 127.0.0.1 only and speaks just enough of two wire protocols for th
 
 A script is a list of steps, one per model turn of the agent's main conversation: ``Shell`` asks
 the CLI to run a command through its own shell tool (Claude Code's ``Bash``, Codex's shell
-tool), ``Call`` calls another tool by name, ``Reply`` ends the turn with text. Which step
+tool), ``Call`` calls another tool by name, ``Reply`` ends the turn with text, ``Decide`` picks
+one of those from the request (what the CLI offered, which prompt it sent). Which step
 answers a request is decided by the request itself (how many assistant turns its conversation
 already holds), so a retried request gets the same answer. Requests outside the main
 conversation (Claude Code's side queries, such as a title for the session, or a judge's votes)
@@ -27,7 +28,7 @@ import itertools
 import json
 import threading
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -55,7 +56,15 @@ class Call:
     input: dict[str, Any]
 
 
-Step = Shell | Reply | Call
+@dataclass(frozen=True)
+class Decide:
+    """One model turn chosen from the request itself: ``choose`` gets the request's JSON body and
+    returns the step, so one script can act on what the CLI offered (a skill it lists or not)."""
+
+    choose: Callable[[Any], Shell | Reply | Call]
+
+
+Step = Shell | Reply | Call | Decide
 # Headers whose values are never kept in the record.
 SECRET_HEADERS = frozenset({"authorization", "x-api-key", "cookie"})
 
@@ -220,9 +229,10 @@ class _Handler(BaseHTTPRequestHandler):
         with self.state.lock:
             return f"{prefix}_{next(self.state.ids):06d}"
 
-    def _step(self, index: int) -> Step:
+    def _step(self, index: int, body: Any) -> Shell | Reply | Call:
         script = self.state.script
-        return script[index] if index < len(script) else Reply("scripted server: script ended")
+        step = script[index] if index < len(script) else Reply("scripted server: script ended")
+        return step.choose(body) if isinstance(step, Decide) else step
 
     # ------------------------------------------------------------------ Anthropic Messages
 
@@ -232,7 +242,7 @@ class _Handler(BaseHTTPRequestHandler):
         if "Bash" in tools:
             messages = body.get("messages") or []
             index = sum(1 for m in messages if isinstance(m, dict) and m.get("role") == "assistant")
-            step = self._step(index)
+            step: Shell | Reply | Call = self._step(index, body)
             record.main, record.step, record.usage = True, index, Usage.for_step(index)
         else:
             with self.state.lock:
@@ -263,7 +273,7 @@ class _Handler(BaseHTTPRequestHandler):
     def _openai(self, body: dict[str, Any], record: Recorded) -> None:
         items = [i for i in body.get("input") or [] if isinstance(i, dict)]
         index = sum(1 for i in items if str(i.get("type", "")).endswith("_call"))
-        step = self._step(index)
+        step = self._step(index, body)
         record.main, record.step, record.usage = True, index, Usage.for_step(index)
         usage = record.usage
         if isinstance(step, Shell):

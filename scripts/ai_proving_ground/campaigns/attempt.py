@@ -41,6 +41,7 @@ from ai_proving_ground.doctor import diagnose
 from ai_proving_ground.errors import ApgError
 from ai_proving_ground.fsutil import atomic_write_bytes, atomic_write_json
 from ai_proving_ground.records import write_record
+from ai_proving_ground.scorers import triggers
 from ai_proving_ground.settings import Settings
 from ai_proving_ground.tasks import hidden
 from ai_proving_ground.tasks.envelope import write_envelope
@@ -328,7 +329,8 @@ class AttemptRun:
         # The harness's own copy of the envelope (the bed's can be rewritten).
         write_envelope(self.directory / "grade.json", envelope)
         score = envelope.score
-        self.record = replace(self.record, score=score)
+        details = envelope.document["evaluation_results"][0]["score_details"]["details"]
+        self.record = replace(self.record, score=score, trigger=triggers.recorded(details))
         self._note(score=score)
 
     def _hidden(self) -> None:

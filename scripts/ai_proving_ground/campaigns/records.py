@@ -174,6 +174,8 @@ class AttemptRecord(Attempt):
     # (campaigns.retry): {"try": k, "outcome", "reason", "started_at", "finished_at"}; their
     # files are in tries/<k>/.
     tries: list[dict[str, Any]] = field(default_factory=list)
+    # A skill trigger case's result (scorers.triggers.TriggerResult.as_json); None: no trigger.
+    trigger: dict[str, Any] | None = None
 
     @classmethod
     def planned(cls, attempt: Attempt, started_at: str, has_hidden: bool,
@@ -183,6 +185,13 @@ class AttemptRecord(Attempt):
                    started_at=started_at,
                    hidden={"status": "not_run" if has_hidden else "absent", "checks": []},
                    tries=list(tries))
+
+    def as_json(self) -> dict[str, Any]:
+        # A task that is no trigger case keeps the record it always had.
+        data = super().as_json()
+        if data.get("trigger") is None:
+            data.pop("trigger", None)
+        return data
 
     @property
     def interrupted(self) -> bool:
@@ -213,6 +222,7 @@ class ReportRecord(FieldsRecord):
     missing: list[dict[str, Any]]
     warnings: list[str]
     cost: dict[str, dict[str, Any]] = field(default_factory=dict)  # campaigns.cost, per arm
+    triggers: list[dict[str, Any]] = field(default_factory=list)  # campaigns.triggers
 
 
 def plan_text(attempts: list[Attempt]) -> str:

@@ -7,7 +7,9 @@ the agent is answerable for: k the passes, n every pass, fail, timeout, tampered
 no_attempt; an ``infra_error`` is never an agent failure and stays out of n. Per cell (task x
 arm x agent x model): k/n with a 95% Wilson interval, each outcome's count and the hidden
 verifier's; per arm x agent x model the pooled rate and pass^k over tasks; per agent x model the
-paired effect of the compared arms with a seeded case-level bootstrap interval.
+paired effect of the compared arms with a seeded case-level bootstrap interval; per arm x agent
+x model the skill trigger rates (campaigns.triggers; trigger-only tasks stay out of the arms'
+pooled rates and the effect).
 
 Completeness is checked against the plan: a planned attempt without a readable record is
 ``missing`` (an unreadable record is named in ``unreadable``); a record whose fields disagree
@@ -36,6 +38,7 @@ from ai_proving_ground.campaigns.records import (
 )
 from ai_proving_ground.campaigns.spec import Attempt
 from ai_proving_ground.campaigns.stats import paired_effect, pass_hat_k, wilson_interval
+from ai_proving_ground.campaigns.triggers import trigger_rows, trigger_tasks
 from ai_proving_ground.errors import ApgError
 
 RUNS_UNREADABLE = "APG_CAMPAIGN_RUNS_UNREADABLE"
@@ -103,11 +106,13 @@ def attempt_entries(files: CampaignFiles) -> list[Path]:
 
 def build_report(campaign_dir: Path | str) -> dict[str, Any]:
     """The campaign's statistics as JSON-ready data: ``campaign``, ``totals``, ``cells``,
-    ``arms``, ``effects``, ``unreadable``, ``missing``, ``warnings`` and ``cost``."""
+    ``arms``, ``effects``, ``triggers``, ``unreadable``, ``missing``, ``warnings`` and ``cost``."""
     loaded = load(campaign_dir)
     campaign = loaded.campaign
     cells = _cells(loaded)
-    groups = _groups(cells)
+    # Trigger-only tasks have their own rates (campaigns.triggers), not a share of the arms'.
+    routing = trigger_tasks(record for _, record in loaded.records)
+    groups = _groups({key: records for key, records in cells.items() if key[0] not in routing})
     return {
         "campaign": {"name": campaign.name, "seed": campaign.seed, "arms": campaign.arms,
                      "compared": campaign.compare},
@@ -115,6 +120,7 @@ def build_report(campaign_dir: Path | str) -> dict[str, Any]:
         "cells": [_cell_row(key, outcomes) for key, outcomes in _ordered(cells, campaign)],
         "arms": _arm_rows(groups, campaign),
         "effects": _effects(groups, campaign),
+        "triggers": trigger_rows([record for _, record in loaded.records], campaign),
         "unreadable": loaded.unreadable,
         "missing": [a.as_plan() for a in _missing(loaded)],
         "warnings": _warnings(loaded),

@@ -276,10 +276,11 @@ def _load_dataset(spec: CampaignSpec, settings: Settings) -> Dataset:
 
 
 def _require_checks(spec: CampaignSpec, task: Task, where: list[PathPart]) -> None:
-    # Without public checks there is no score, and "pass" would rest on the hidden part alone.
-    if not task.checks:
-        spec.fail(where, f"task {task.id} has no checks; a campaign needs a public verdict "
-                  "for every attempt")
+    # Without public checks there is no score, and "pass" would rest on the hidden part alone;
+    # a skill trigger case has its verdict in its trigger (scorers/triggers.py).
+    if not task.checks and task.trigger is None:
+        spec.fail(where, f"task {task.id} has no checks and no trigger; a campaign needs a "
+                  "public verdict for every attempt")
 
 
 def _verifier(spec: CampaignSpec, dataset: Dataset, task: Task) -> hidden.HiddenVerifier | None:

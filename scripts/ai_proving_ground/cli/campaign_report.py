@@ -30,6 +30,7 @@ from ai_proving_ground.campaigns.cost import cost_line
 from ai_proving_ground.campaigns.gate import Gate, evaluate
 from ai_proving_ground.campaigns.records import OUTCOMES
 from ai_proving_ground.campaigns.report import HIDDEN_STATUSES, build_report, summary_line
+from ai_proving_ground.campaigns.triggers import trigger_lines
 from ai_proving_ground.campaigns.wording import effect_lines, model_name, notes, plural
 from ai_proving_ground.cli.common import ArgumentParser, render, run
 from ai_proving_ground.report import say
@@ -86,6 +87,9 @@ def render_text(report: dict[str, Any]) -> str:
                  "infra": r["infra_errors"]} for r in report["arms"]]
         lines.append(render(arms, "table").rstrip("\n"))
     lines += ["", *effect_lines(report)]
+    if report.get("triggers"):
+        lines += ["", "Skill triggers, per arm:", *(f"  {line}" for line in
+                                                    trigger_lines(report["triggers"]))]
     if report.get("cost"):
         lines += ["", cost_line(report["cost"])]
     lines += [f"  unreadable: {u['file']}: {u['reason']}" for u in report["unreadable"]]

@@ -11,10 +11,10 @@ is refused (APG_GRADE_RUN_INVALID, nothing stored) unless --force; the envelope 
 status, timing and time limit. A task with a hidden verifier has it applied too (--no-hidden
 skips it): the verdict passes only when both pass; one that cannot run is APG_GRADE_HIDDEN_ERROR.
 Exit codes: 0 a verdict was emitted, pass or fail (APG_GRADE_STORED once stored); 3 the task
-has no checks (APG_GRADE_SKIP); 1 no grade (APG_GRADE_RUN_INVALID, APG_GRADE_HIDDEN_ERROR, a
-site failure); 2 usage (bad arguments, no site at the app root (APG_SITE_NOT_INSTALLED), unknown
-task, a missing or invalid dataset). APG_GRADE_NOT_SAVED and APG_GRADE_NOT_STORED never change
-the exit code.
+has no checks, or is a skill trigger case graded without --run (APG_GRADE_SKIP); 1 no grade
+(APG_GRADE_RUN_INVALID, APG_GRADE_HIDDEN_ERROR, a site failure); 2 usage (bad arguments, no
+site at the app root (APG_SITE_NOT_INSTALLED), unknown task, a missing or invalid dataset).
+APG_GRADE_NOT_SAVED and APG_GRADE_NOT_STORED never change the exit code.
 """
 
 from __future__ import annotations

@@ -52,6 +52,12 @@ class Task:
         return list(self.data.get("behaviour") or [])
 
     @property
+    def trigger(self) -> dict[str, str] | None:
+        """The task's skill trigger case (``{skill, expect, owner?}``), if it is one."""
+        found = self.data.get("trigger")
+        return {str(k): str(v) for k, v in found.items()} if found else None
+
+    @property
     def reference_steps(self) -> list[list[str]]:
         solution = self.data.get("reference_solution") or {}
         return [list(step) for step in solution.get("steps") or []]

@@ -26,6 +26,7 @@ from ai_proving_ground.paths import portable_path
 from ai_proving_ground.records import parse_record
 from ai_proving_ground.report import say
 from ai_proving_ground.scorers.grading import apply_behaviour
+from ai_proving_ground.scorers.triggers import apply_trigger
 from ai_proving_ground.settings import DEFAULT_SETTINGS, Settings
 from ai_proving_ground.sites.base import SiteDriver
 from ai_proving_ground.tasks import checks as checks_module
@@ -112,13 +113,21 @@ def grade(request: GradeRequest, driver: SiteDriver) -> dict[str, Any]:
              or baseline_model(run) or None)
     dataset, task = resolve_task(request.task_id, request.dataset, request.approot,
                                  request.settings)
-    if not task.checks:
-        raise ApgError("APG_GRADE_SKIP", f"task {task.id} has no checks; nothing was graded",
+    if not task.checks and (task.trigger is None or request.run_id is None):
+        # A trigger case is graded on the run's transcript: without --run there is nothing.
+        why = ("is a skill trigger case, graded on a run's transcript; give --run=RUN_ID"
+               if task.trigger is not None else "has no checks")
+        raise ApgError("APG_GRADE_SKIP", f"task {task.id} {why}; nothing was graded",
                        exit_code=SKIP_EXIT)
     if run is not None:
         check_run_happened(run, task, request.force)
-    outcome = run_checks(task.checks, driver, request.approot, task.fixtures, request.settings)
+    outcome = (run_checks(task.checks, driver, request.approot, task.fixtures, request.settings)
+               if task.checks else [])
     envelope = build_envelope(request, dataset, task, outcome, model, run)
+    if task.trigger is not None and request.run_id is not None:  # whether the skill loaded
+        apply_trigger(envelope["evaluation_results"][0]["score_details"],
+                      runs_dir(request.approot, request.settings) / request.run_id,
+                      task.trigger, graded=not task.checks)
     if task.behaviour and request.run_id is not None:  # what the agent did: its transcript
         apply_behaviour(envelope["evaluation_results"][0]["score_details"],
                         runs_dir(request.approot, request.settings) / request.run_id,
