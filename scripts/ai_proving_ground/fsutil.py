@@ -62,7 +62,12 @@ def atomic_target(path: Path) -> Iterator[Path]:
 def is_within(path: Path, root: Path) -> bool:
     """True when ``path`` is ``root`` or lies under it, as written: resolve both first wherever a
     symlink could lead out (the one containment test; ``contained_path`` builds on it)."""
-    return path == root or root in path.parents
+    # As ``path == root or root in path.parents`` (pure paths compare by their parts), without
+    # building each parent: the sandbox's mount plan tests every mask against every bind, and
+    # the parents walk was half of the plan's 3.5 ms of CPU an adapter run.
+    inner, outer = path.parts, root.parts
+    return (len(outer) <= len(inner) and inner[:len(outer)] == outer
+            and path.anchor == root.anchor)
 
 
 def resolved_within(path: Path, what: str, *roots: Path) -> Path:

@@ -133,7 +133,7 @@ def _links(named: list[Path], bound: set[Path]) -> list[Mount]:
     links = {path: resolved(path) for path in named if resolved(path) != path}
     shown = bound | set(links)
     return [Mount(len(path.parts), str(path), "ro", link=str(real))
-            for path, real in links.items() if not any(o in path.parents for o in shown)]
+            for path, real in links.items() if not any(o != path and is_within(path, o) for o in shown)]
 
 
 def _mount(path: Path, kind: str) -> Mount:
