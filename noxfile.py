@@ -158,7 +158,7 @@ def demo(session: nox.Session) -> None:
 @nox.session(python=PYTHON, default=False)
 def bench(session: nox.Session) -> None:
     """Print speed numbers and ratios and write them to build/bench.json."""
-    _install(session)
+    _install(session, "ray")  # the Ray part (bench.ray_campaign); skipped, saying so, without it
     session.run("python", "-m", "ai_proving_ground.bench", *session.posargs)
 
 

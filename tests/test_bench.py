@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import importlib.util
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 
+from ai_proving_ground.bench import ray_campaign
 from ai_proving_ground.bench import run as bench
 
 
@@ -17,7 +20,7 @@ def test_bench_writes_every_named_key(tmp_path: Path, monkeypatch: pytest.Monkey
     assert bench.main(["--sizes", "3,5", "--escrow-nodes", "5", "--view-nodes", "30",
                        "--doctor-nodes", "7", "--startup-repeat", "1", "--campaign-attempts", "2",
                        "--jobs-attempts", "4", "--sleep-s", "0.05", "--campaign-repeat", "1",
-                       "--results", "25",
+                       "--results", "25", "--ray-attempts", "0",  # test_ray_executor measures it
                        "--output", str(output)]) == 0
     results = json.loads(output.read_text())
     for size in ("3", "5"):
@@ -58,3 +61,19 @@ def test_bench_writes_every_named_key(tmp_path: Path, monkeypatch: pytest.Monkey
     assert "per attempt (goal at most 0.15s)" in printed
     assert "attempts/s, ratio" in printed and "(goal at least 1.9)" in printed
     assert "apg results over 25 stored envelopes: " in printed
+    assert results["ray_campaign"] == {"skipped": "--ray-attempts 0"}
+    assert "ray campaign: skipped: --ray-attempts 0" in printed
+
+
+def test_the_ray_part_says_it_is_skipped_and_why_without_the_extra(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    real = importlib.util.find_spec
+
+    def without_ray(name: str, *rest: Any) -> Any:
+        return None if name == "ray" else real(name, *rest)
+
+    monkeypatch.setattr(importlib.util, "find_spec", without_ray)
+    results, lines = ray_campaign.bench_part(tmp_path, 6, 2.0)
+    why = "the ray extra is not installed (pip install -e '.[ray]'; nox -s bench installs it)"
+    assert results == {"skipped": why} and lines == [f"ray campaign: skipped: {why}"]
+    assert not tmp_path.joinpath("ray").exists()  # nothing was run

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import importlib.util
 import io
 import json
 import sys
@@ -74,6 +75,23 @@ def measure_ray(workdir: Path, attempts: int = 6, sleep_s: float = 2.0,
             "beds1_attempts_per_s": round(1 / one, 4), "beds2_attempts_per_s": round(1 / two, 4),
             "beds_ratio": round(one / two, 3), "beds_ratio_goal": BEDS_RATIO_GOAL,
             "ray_overhead_s": round(one - sleep_s, 4), "local_overhead_s": round(local - sleep_s, 4)}
+
+
+def unavailable() -> str | None:
+    """Why the Ray part cannot run here (None: it can), looked up without importing Ray."""
+    if importlib.util.find_spec("ray") is None:
+        return "the ray extra is not installed (pip install -e '.[ray]'; nox -s bench installs it)"
+    return None
+
+
+def bench_part(workdir: Path, attempts: int, sleep_s: float) -> tuple[dict[str, Any], list[str]]:
+    """``python -m ai_proving_ground.bench``'s Ray part: its results and lines; skipped (saying
+    why) without the extra, or with ``attempts`` 0."""
+    why = unavailable() if attempts else "--ray-attempts 0"
+    if why is not None:
+        return {"skipped": why}, [f"ray campaign: skipped: {why}"]
+    results = measure_ray(workdir, attempts, sleep_s)
+    return results, describe(results)
 
 
 def describe(results: dict[str, Any]) -> list[str]:

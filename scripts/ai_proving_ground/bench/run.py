@@ -7,7 +7,9 @@ over a judging tree against sha256sum over the same files; one view display exec
 over 10,000 nodes through the embedded driver; whole ``apg`` processes (``site config:get``,
 and ``reset`` beside ``cp -a`` of the same bed: `startup`); and the doctor alone at 50,000
 nodes; a campaign's bed work per attempt with a do-nothing agent and attempts per second at
-two jobs over one (`campaign`). Numbers, not assertions: the machines are shared and noisy.
+two jobs over one (`campaign`); the same sleeping agent on one and two Ray bed actors of a local
+cluster, with Ray's cost per attempt beside the local executor's (`ray_campaign`, skipped
+without the ray extra). Numbers, not assertions: the machines are shared and noisy.
 """
 
 from __future__ import annotations
@@ -31,6 +33,7 @@ from ai_proving_ground.bed import init_bed
 from ai_proving_ground.bench.campaign import describe, measure_campaigns
 from ai_proving_ground.bench.escrow import verify_benchmark
 from ai_proving_ground.bench.fixture import write_bench_fixture
+from ai_proving_ground.bench.ray_campaign import bench_part as ray_part
 from ai_proving_ground.bench.results import measure_results
 from ai_proving_ground.bench.startup import measure_startup
 from ai_proving_ground.doctor import diagnose
@@ -162,6 +165,9 @@ def main(argv: Sequence[str] | None = None) -> int:
                         help="how long the sleeping agent sleeps")
     parser.add_argument("--campaign-repeat", type=int, default=2,
                         help="campaigns of each kind (best taken)")
+    parser.add_argument("--ray-attempts", type=int, default=6,
+                        help="attempts of the sleeping agent on 1 and on 2 Ray bed actors "
+                             "(0 skips it; skipped without the ray extra)")
     args = parser.parse_args(argv)
     sizes = [int(s) for s in args.sizes.split(",") if s]
     results: dict[str, Any] = {}
@@ -193,6 +199,9 @@ def main(argv: Sequence[str] | None = None) -> int:
                                      args.jobs_attempts, args.sleep_s, args.campaign_repeat)
         results["campaign"] = campaign
         print("\n".join(describe(campaign)), flush=True)
+        results["ray_campaign"], lines = ray_part(Path(tmp) / "ray", args.ray_attempts,
+                                                  args.sleep_s)
+        print("\n".join(lines), flush=True)
         if args.doctor_nodes:
             doctor = measure_doctor(args.doctor_nodes, Path(tmp))
             results["doctor_only"] = doctor
