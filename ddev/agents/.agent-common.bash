@@ -26,8 +26,12 @@ apg_site_bin() {
 # The task prompt, then one paragraph naming the exact site command the agent has; on a DDEV
 # bed (APG_DDEV_PROJECT set) it is drush in the web container, reached through that command
 # alone: a sandboxed agent has no ddev, docker or Docker socket (apg run brokers the site).
+# A later turn (APG_TURN > 1) is the turn's prompt alone: the resumed session has the rest.
 apg_prompt() {
   cat "${APG_PROMPT_FILE}"
+  if [ "${APG_TURN:-1}" -gt 1 ] 2>/dev/null; then
+    return 0
+  fi
   # A campaign arm's instructions given with the prompt (arms.given, to: prompt).
   if [ -n "${APG_INSTRUCTIONS_FILE:-}" ]; then
     printf '\n\n'

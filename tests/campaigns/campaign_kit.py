@@ -30,6 +30,9 @@ ADAPTERS = {
     "sleeps": "sleep 0.5",
     # Long enough to lose its worker mid-attempt (test_ray_executor).
     "dozes": "sleep 4",
+    # A task of several turns: sets a note on its second turn (test_turns_campaign).
+    "turner": ('if [ "${APG_TURN:-1}" = 2 ]; then\n'
+               '  exec $APG_SITE --approot "$APG_APPROOT" config:set system.turns value yes\nfi'),
     # Never finishes on its own: agent_timeout_s must stop it.
     "hangs": "sleep 60",
     # Leaves a grandchild in a session of its own, writes both pids, then waits: only the keeper

@@ -12,7 +12,8 @@ the CLI to run a command through its own shell tool (Claude Code's ``Bash``, Cod
 tool), ``Call`` calls another tool by name, ``Reply`` ends the turn with text, ``Decide`` picks
 one of those from the request (what the CLI offered, which prompt it sent). Which step
 answers a request is decided by the request itself (how many assistant turns its conversation
-already holds), so a retried request gets the same answer. Requests outside the main
+already holds: calls and replies), so a retried request gets the same answer, and a resumed
+session's next request (its earlier turns in it) gets the step after the last reply. Requests outside the main
 conversation (Claude Code's side queries, such as a title for the session, or a judge's votes)
 get the server's ``side_replies`` in the order they arrive, then a short text reply, and are
 recorded apart.
@@ -272,7 +273,10 @@ class _Handler(BaseHTTPRequestHandler):
 
     def _openai(self, body: dict[str, Any], record: Recorded) -> None:
         items = [i for i in body.get("input") or [] if isinstance(i, dict)]
-        index = sum(1 for i in items if str(i.get("type", "")).endswith("_call"))
+        # The model's earlier answers: its calls, and its replies (a resumed session's request
+        # holds the turns before, each ended by a reply), as Anthropic's assistant messages.
+        index = sum(1 for i in items if str(i.get("type", "")).endswith("_call")
+                    or (i.get("type") == "message" and i.get("role") == "assistant"))
         step = self._step(index, body)
         record.main, record.step, record.usage = True, index, Usage.for_step(index)
         usage = record.usage

@@ -4,7 +4,8 @@ the normalized record (transcript.json's form) on stdout.
 
 RUN is a run id under the bed's runs directory, or a run directory anywhere (no bed needed). The
 agent is --agent, else the adapter run.json names. --write replaces transcript.json; --check
-compares with it instead.
+compares with it instead. For a task of several turns it is every sent turn's record (turn 1's
+raw output beside run.json, a later turn's in turns/<n>/), summed as apg run summed them.
 
 Exit codes: 0 printed (and with --check: the stored record is the same); 1 no raw output for that
 agent (APG_TRANSCRIPT_NONE), unreadable or invalid (APG_TRANSCRIPT_UNREADABLE,
@@ -24,7 +25,10 @@ from ai_proving_ground.errors import ApgError, UsageError
 from ai_proving_ground.records import write_record
 from ai_proving_ground.settings import Settings, resolve_approot
 from ai_proving_ground.tasks.grade import RUN_ID
+from ai_proving_ground.tasks.run_record import read_run
 from ai_proving_ground.transcripts import PARSERS, TRANSCRIPT_FILE, load, parse_run
+from ai_proving_ground.transcripts.record import Transcript
+from ai_proving_ground.transcripts.turns import merge, parse_turns
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -42,7 +46,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     def act() -> int:
         run_dir = _run_dir(args.run, args.approot)
         agent = args.agent or _recorded_agent(run_dir)
-        transcript = parse_run(run_dir, agent)
+        transcript = _parse(run_dir, agent)
         if transcript is None:
             raise ApgError("APG_TRANSCRIPT_NONE", f"{run_dir} holds no raw output of {agent} "
                            f"({PARSERS[agent][0]}); the agent never started or wrote nothing")
@@ -55,6 +59,19 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 0
 
     return run(act)
+
+
+def _parse(run_dir: Path, agent: str) -> Transcript | None:
+    """The run's record; of a task of several turns, the sent turns' summed (as apg run kept)."""
+    try:
+        entries = read_run(run_dir / "run.json").turns or []
+    except ApgError:  # no run.json (a copied directory): its raw output alone
+        entries = []
+    sent = [e["turn"] for e in entries if e["sent"]]
+    if len(sent) < 2:
+        return parse_run(run_dir, agent)
+    turns = parse_turns(run_dir, agent, sent)
+    return merge(turns, TRANSCRIPT_FILE) if turns else None
 
 
 def _run_dir(value: str, approot: str | None) -> Path:

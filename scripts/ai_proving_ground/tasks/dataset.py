@@ -44,7 +44,15 @@ class Task:
 
     @property
     def checks(self) -> list[dict[str, Any]]:
-        return list(self.data.get("checks") or [])
+        """The state checks that grade the end state: the ``final`` block's when the task has
+        one (a case of several turns), else its ``checks``."""
+        final = self.data.get("final")
+        return list(final["checks"] if final else self.data.get("checks") or [])
+
+    @property
+    def turns(self) -> list[dict[str, Any]]:
+        """The later turns after ``prompt`` (``tasks.turns`` sends them); none for most tasks."""
+        return list(self.data.get("turns") or [])
 
     @property
     def behaviour(self) -> list[dict[str, Any]]:
@@ -190,16 +198,24 @@ def _parsed(path: Path, raw: bytes) -> tuple[Dataset, YamlDocument]:
 
 
 def _check_patterns(task: dict[str, Any], index: int, doc: YamlDocument) -> None:
-    """A ``commands`` behaviour's pattern must compile, or the grade would fail on it later."""
-    for number, entry in enumerate(task.get("behaviour") or []):
-        rule = "must" if "must" in entry else "must_not"
-        if entry["kind"] != "commands":
-            continue
-        try:
-            re.compile(entry[rule])
-        except re.error as exc:
-            raise ApgError("APG_DATASET_INVALID", f"{doc.where(['tasks', index, 'behaviour', number, rule])}"
-                           f": {entry[rule]!r} is not a regular expression: {exc}") from None
+    """A ``commands`` behaviour's pattern must compile, or the grade would fail on it later
+    (the task's own and each turn's); a task with a ``final`` block has no ``checks`` beside it."""
+    if "final" in task and "checks" in task:
+        raise ApgError("APG_DATASET_INVALID", f"{doc.where(['tasks', index, 'checks'])}: a task "
+                       "with a final block grades final.checks; move these checks there")
+    places: list[list[str | int]] = [["tasks", index, "behaviour"]]
+    places += [["tasks", index, "turns", n, "behaviour"] for n in range(len(task.get("turns") or []))]
+    for place in places:
+        entries = task.get("behaviour") if len(place) == 3 else task["turns"][place[3]].get("behaviour")
+        for number, entry in enumerate(entries or []):
+            rule = "must" if "must" in entry else "must_not"
+            if entry["kind"] != "commands":
+                continue
+            try:
+                re.compile(entry[rule])
+            except re.error as exc:
+                raise ApgError("APG_DATASET_INVALID", f"{doc.where([*place, number, rule])}: "
+                               f"{entry[rule]!r} is not a regular expression: {exc}") from None
 
 
 def _shipped_fixtures(names: list[str]) -> list[Path]:

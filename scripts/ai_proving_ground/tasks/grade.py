@@ -27,6 +27,7 @@ from ai_proving_ground.records import parse_record
 from ai_proving_ground.report import say
 from ai_proving_ground.scorers.grading import apply_behaviour
 from ai_proving_ground.scorers.triggers import apply_trigger
+from ai_proving_ground.scorers.turns import apply_turns
 from ai_proving_ground.settings import DEFAULT_SETTINGS, Settings
 from ai_proving_ground.sites.base import SiteDriver
 from ai_proving_ground.tasks import checks as checks_module
@@ -132,6 +133,10 @@ def grade(request: GradeRequest, driver: SiteDriver) -> dict[str, Any]:
         apply_behaviour(envelope["evaluation_results"][0]["score_details"],
                         runs_dir(request.approot, request.settings) / request.run_id,
                         task.behaviour, request.approot, request.settings)
+    if task.turns and request.run_id is not None:  # which turns were sent, and what each did
+        apply_turns(envelope["evaluation_results"][0]["score_details"],
+                    runs_dir(request.approot, request.settings) / request.run_id, run, task,
+                    request.approot, request.settings)
     if request.hidden:
         apply_hidden(envelope, request.approot, dataset, task)
     return envelope

@@ -53,11 +53,15 @@ class RunRequest(FieldsRecord):
     site_command: list[str]
     # The oracle's alone; absent from every other adapter's request.
     reference_solution_file: str | None = None
+    # A later turn (tasks.turns): its number, and the agent's session to resume; absent else.
+    turn: int | None = None
+    resume_session: str | None = None
 
     def as_json(self) -> dict[str, Any]:
         data = super().as_json()
-        if self.reference_solution_file is None:
-            del data["reference_solution_file"]
+        for name in ("reference_solution_file", "turn", "resume_session"):
+            if data[name] is None:
+                del data[name]
         return data
 
 

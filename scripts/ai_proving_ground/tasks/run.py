@@ -36,21 +36,21 @@ import hashlib
 import os
 import secrets
 import shlex
-import subprocess
+import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from ai_proving_ground import proc, report
+from ai_proving_ground import proc
 from ai_proving_ground.arms.given import Given, arm_home, given_files
 from ai_proving_ground.baselines.locking import only_one
 from ai_proving_ground.baselines.store import runs_dir
 from ai_proving_ground.errors import ApgError
 from ai_proving_ground.fsutil import atomic_write_text
 from ai_proving_ground.report import say
-from ai_proving_ground.sandbox.confine import Backend, Confinement, SandboxOptions
+from ai_proving_ground.sandbox.confine import Backend, SandboxOptions
 from ai_proving_ground.settings import DEFAULT_SETTINGS, Settings
 from ai_proving_ground.tasks import run_transcript
 from ai_proving_ground.tasks.adapters import ENV_NAME, Adapter, find_adapter, selected_name
@@ -59,6 +59,7 @@ from ai_proving_ground.tasks.preflight import ALLOW_VARIABLE, Preflight, preflig
 from ai_proving_ground.tasks.request import PROMPT_FILE, REFERENCE_FILE, REQUEST_FILE, write_request
 from ai_proving_ground.tasks.run_files import RunFiles
 from ai_proving_ground.tasks.run_record import write_run
+from ai_proving_ground.tasks.run_spawn import TRANSCRIPTS, TimedOut, spawn
 from ai_proving_ground.tasks.sandboxing import (
     confine_adapter,
     plan_sandbox,
@@ -68,13 +69,13 @@ from ai_proving_ground.tasks.sandboxing import (
 )
 from ai_proving_ground.tasks.site_access import ddev_project, site_access
 from ai_proving_ground.tasks.site_access import site_command as site_command  # its old home
+from ai_proving_ground.tasks.turns import Conversation
 
 ALLOWED_HOST_VARIABLES = frozenset({"PATH", "LANG", "TERM", "TZ", "TMPDIR"})
 # Extra variables a harness may always add, whatever the adapter declares: namespaced, so they
 # can never shadow a host variable, a credential or a request variable.
 EXTRA_ENV_PREFIX = "APG_ARM_"
 ORACLE = "oracle"
-TRANSCRIPTS = {"stdout": "stdout.log", "stderr": "stderr.log"}
 RUN_RECORD = "run.json"
 # Held by the apg run in flight on a bed, in the baseline directory beside runs/.
 IN_FLIGHT = ".run.lock"
@@ -266,11 +267,25 @@ def _attempt(plan: RunPlan, files: RunFiles, record: dict[str, Any]) -> RunOutco
     files.note(*TRANSCRIPTS.values())
     say("APG_RUN_STARTED", f"run {run_dir.name}: task {plan.task.id} with adapter "
         f"{plan.adapter.name!r} ({plan.adapter.path}); record: {run_dir / 'run.json'}")
+    # A task of several turns (tasks.turns): each later one resumes the agent's session.
+    turns = (Conversation(plan.task, plan.adapter.name, files, plan.options.approot,
+                          plan.options.settings, limit) if plan.task.turns else None)
+    deadline = None if plan.options.timeout_s is None else time.monotonic() + plan.options.timeout_s
+
+    def send(extra: Mapping[str, str], logs: Path) -> int | None:
+        left = None if deadline is None else deadline - time.monotonic()
+        if left is not None and left <= 0:
+            raise TimedOut(None)
+        return spawn(plan.adapter, plan.options.approot, logs, {**env, **extra}, confinement,
+                     plan.options.children, left, limit, plan.options.echo_stdout_to_stderr)
+
     try:
         with access.open(), confinement.relaying():  # the site broker, the model relay
-            exit_code = _spawn(plan, run_dir, env, confinement)
-    except _TimedOut as exc:  # what the agent did until then is kept, marked partial
-        run_transcript.keep_stopped(files, record, plan.adapter.name, limit)
+            exit_code = send({}, run_dir)
+            if turns is not None and exit_code is not None:
+                exit_code = turns.carry_on(exit_code, send)
+    except TimedOut as exc:  # what the agent did until then is kept, marked partial
+        _keep_stopped(turns, files, record, plan.adapter.name, limit)
         _finish(files, record, "timed_out", exc.adapter_exit_code)
         say("APG_RUN_TIMED_OUT", f"run {run_dir.name}: adapter {plan.adapter.name!r} still ran "
             f"after {plan.options.timeout_s:g}s and was stopped with everything it started; no "
@@ -278,7 +293,7 @@ def _attempt(plan: RunPlan, files: RunFiles, record: dict[str, Any]) -> RunOutco
         return RunOutcome(record=record, run_dir=run_dir, exit_code=1)
     except KeyboardInterrupt as exc:
         # Ctrl-C: the record must not stay "running"; the CLI reports APG_INTERRUPTED.
-        run_transcript.keep_stopped(files, record, plan.adapter.name, limit)
+        _keep_stopped(turns, files, record, plan.adapter.name, limit)
         _finish(files, record, "interrupted", getattr(exc, "adapter_exit_code", None))
         raise
     except ApgError:  # the site broker or the model relay could not serve: nothing ran
@@ -290,9 +305,12 @@ def _attempt(plan: RunPlan, files: RunFiles, record: dict[str, Any]) -> RunOutco
         _finish(files, record, "no_attempt", None)
         return RunOutcome(record=record, run_dir=run_dir, exit_code=1)
     files.check(record)  # before anything of the run directory is read back
-    summary, all_denied = run_transcript.keep(files, plan.adapter.name, limit)
-    if summary is not None:
-        record["agent_transcript"] = summary  # model, tokens, turns; transcript.json has all
+    if turns is not None:  # every turn kept already: the conversation's sums
+        all_denied = turns.conclude(record)
+    else:
+        summary, all_denied = run_transcript.keep(files, plan.adapter.name, limit)
+        if summary is not None:
+            record["agent_transcript"] = summary  # model, tokens, turns; transcript.json has all
     if all_denied and exit_code == 0:  # the CLI says 0 although it ran nothing: no attempt
         record["no_attempt_reason"] = all_denied
         _finish(files, record, "no_attempt", exit_code)
@@ -338,63 +356,11 @@ def adapter_environment(host: Mapping[str, str], plan: RunPlan, run_dir: Path,
     return env
 
 
-# ---------------------------------------------------------------------------- the process
-
-
-class _Interrupted(KeyboardInterrupt):
-    """Ctrl-C while the adapter ran, carrying how the adapter ended."""
-
-    def __init__(self, adapter_exit_code: int | None) -> None:
-        super().__init__()
-        self.adapter_exit_code = adapter_exit_code
-
-
-def _spawn(plan: RunPlan, run_dir: Path, env: dict[str, str],
-           confinement: Confinement) -> int | None:
-    """Run the adapter in its sandbox, teeing its output; None when it could not be started."""
-    interactive = plan.adapter.header.interactive
-    try:
-        # A non-interactive adapter gets its own session under the keeper, so a timeout, an
-        # interrupt or the death of this process stops everything it started (an agent CLI's
-        # shells and servers), not just the adapter itself. An interactive one stays in the
-        # terminal's foreground group, where Ctrl-C reaches it directly. Either way it runs in
-        # its sandbox, where a failed exec would only be the sandbox's exit code: check first.
-        proc.check_program(str(plan.adapter.path), plan.options.approot, env)
-        child = proc.Child(confinement.wrap([str(plan.adapter.path)]), cwd=plan.options.approot,
-                           env=env, stdin=None if interactive else proc.DEVNULL,
-                           new_session=not interactive, guard=not interactive)
-    except proc.CannotStart as exc:
-        say("APG_RUN_NO_ATTEMPT", f"adapter {plan.adapter.name!r} {exc} ({plan.adapter.path})")
-        return None
-    echo_out = report.stderr() if plan.options.echo_stdout_to_stderr else report.stdout()
-    process = child.process
-    assert process.stdout is not None and process.stderr is not None
-    limit = plan.options.settings.log_limit_bytes
-    pumps = [proc.tee(process.stdout, run_dir / TRANSCRIPTS["stdout"], echo_out, limit),
-             proc.tee(process.stderr, run_dir / TRANSCRIPTS["stderr"], report.stderr(), limit)]
-    try:
-        with plan.options.children.holding(child):
-            code = child.wait(plan.options.timeout_s)
-    except subprocess.TimeoutExpired:
-        child.stop()
-        raise _TimedOut(child.returncode) from None
-    except KeyboardInterrupt:
-        # In its own session the adapter missed the terminal's SIGINT: stop its group now. In
-        # the terminal's group it got the SIGINT too: give it a moment first.
-        if interactive:
-            with contextlib.suppress(subprocess.TimeoutExpired):
-                child.wait(proc.STOP_GRACE_S)
-        child.stop()
-        raise _Interrupted(child.returncode) from None
-    finally:
-        for pump in pumps:
-            pump.join(proc.DRAIN_TIMEOUT_S)
-    return code
-
-
-class _TimedOut(Exception):
-    """The adapter outlived its time limit and was stopped."""
-
-    def __init__(self, adapter_exit_code: int | None) -> None:
-        super().__init__(adapter_exit_code)
-        self.adapter_exit_code = adapter_exit_code
+def _keep_stopped(turns: Conversation | None, files: RunFiles, record: dict[str, Any],
+                  agent: str, limit: int) -> None:
+    """What a run apg stopped did until then (run_transcript.keep_stopped), turn by turn for a
+    task of several turns."""
+    if turns is not None:
+        turns.stopped(record)
+    else:
+        run_transcript.keep_stopped(files, record, agent, limit)

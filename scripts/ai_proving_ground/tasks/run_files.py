@@ -27,7 +27,8 @@ from ai_proving_ground.report import say
 RECORD_BROKEN = "APG_RUN_RECORD_BROKEN"
 # apg's capture of the adapter's stdout: an agent CLI's event stream, out of the agent's reach.
 STDOUT_LOG = "stdout.log"
-# Files apg keeps writing while the adapter runs: their size and time change, their inode not.
+# Files apg keeps writing while the adapter runs (a later turn's in turns/<n>/ too): their size
+# and time change, their inode not.
 GROWING = frozenset({STDOUT_LOG, "stderr.log"})
 
 
@@ -76,7 +77,7 @@ class RunFiles:
                 found.append(f"{name} is {_kind(now.st_mode)}, not the file apg wrote")
             elif (now.st_dev, now.st_ino) != (before.st_dev, before.st_ino):
                 found.append(f"{name} was replaced")
-            elif name not in GROWING and (now.st_size, now.st_mtime_ns) != (before.st_size,
+            elif os.path.basename(name) not in GROWING and (now.st_size, now.st_mtime_ns) != (before.st_size,
                                                                            before.st_mtime_ns):
                 found.append(f"{name} was rewritten")
         return found

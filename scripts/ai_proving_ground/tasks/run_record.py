@@ -12,7 +12,8 @@ new field cannot reach run.json without both. The optional ones are absent until
 ``sandbox`` once the adapter's confinement is chosen (with ``site_broker`` inside it when a
 confined adapter's DDEV site is brokered, ``ddev_global_config`` when an unconfined one's HOME
 was given the operator's DDEV global config), ``agent_transcript`` once its output was parsed,
-``no_attempt_reason`` when the adapter exited 0 yet tried nothing.
+``no_attempt_reason`` when the adapter exited 0 yet tried nothing, ``turns`` for a task of several
+turns once its first turn ended (``agent_transcript`` is then the turns summed).
 """
 
 from __future__ import annotations
@@ -61,9 +62,11 @@ class RunRecord:
     agent_transcript: dict[str, Any] | None = None
     # Why an adapter that exited 0 recorded no attempt (every tool call was denied).
     no_attempt_reason: str | None = None
+    # A task of several turns (``tasks.turns``): each turn, sent or skipped and why, in order.
+    turns: list[dict[str, Any]] | None = None
 
     OPTIONAL: ClassVar[frozenset[str]] = frozenset(
-        {"sandbox", "agent_transcript", "no_attempt_reason"})
+        {"sandbox", "agent_transcript", "no_attempt_reason", "turns"})
 
     def as_json(self) -> dict[str, Any]:
         return {k: v for k, v in asdict(self).items()

@@ -49,6 +49,10 @@ def check_dataset(dataset: Dataset, words: Sequence[str] = DEFAULT_WORDS,
         if wanted is None or task.id in wanted:
             findings += _finding(doc, ["tasks", index, "prompt"], task.prompt,
                                  f"task {task.id}'s prompt", words)
+            for number, turn in enumerate(task.turns):  # a later turn's prompt reaches it too
+                findings += _finding(doc, ["tasks", index, "turns", number, "prompt"],
+                                     str(turn["prompt"]), f"task {task.id}'s turn {number + 2} "
+                                     "prompt", words)
     return findings
 
 
