@@ -15,6 +15,7 @@ import pytest
 
 from ai_proving_ground.errors import ApgError
 from ai_proving_ground.tasks.dataset import load_dataset
+from ai_proving_ground.telltale.check import check_dataset
 from ai_proving_ground.transcripts.record import CommandRun, TokenUsage, Transcript
 from ai_proving_ground.transcripts.turns import merge, own_usage, session_part
 from ai_proving_ground.yamldump import dumps
@@ -30,6 +31,9 @@ ADAPTER = f"""#!/usr/bin/env bash
 turn="${{APG_TURN:-1}}"
 {{ echo "turn=$turn resume=${{APG_RESUME_SESSION-unset}}"; cat "$APG_PROMPT_FILE"; echo;
    cat "$APG_REQUEST_FILE"; }} > "$APG_RUN_DIR/turn-$turn.txt"
+if [ "$turn" = 1 ] && grep -q "at once" "$APG_PROMPT_FILE"; then
+  exec $APG_SITE --approot "$APG_APPROOT" config:set {NOTE} value yes
+fi
 if [ "$turn" = 2 ]; then
   case "$(cat "$APG_PROMPT_FILE")" in
     *fail*) exit 3 ;;
@@ -40,8 +44,9 @@ fi
 """
 
 
-def task(turn_two: str = "Now set the note.", **extra: Any) -> dict[str, Any]:
-    return {"id": "t_turns", "prompt": "Look around first.", "fixtures": [],
+def task(turn_two: str = "Now set the note.", first: str = "Look around first.",
+         **extra: Any) -> dict[str, Any]:
+    return {"id": "t_turns", "prompt": first, "fixtures": [],
             "final": {"checks": [{"id": "note-set", "type": "config_exists", "name": NOTE}]},
             "turns": [{"id": "two", "prompt": turn_two, "only_if": UNSET,
                        "behaviour": [{"id": "sets", "kind": "commands", "must": "config:set"}]},
@@ -80,6 +85,12 @@ def test_a_task_of_turns_loads_and_grades_its_final_block(tmp_path: Path) -> Non
     assert [t["id"] for t in loaded.turns] == ["two", "three"]
     assert load_dataset(write_dataset(tmp_path, {"id": "one", "prompt": "p", "fixtures": []})
                         ).task("one").turns == []
+
+
+def test_a_later_turns_prompt_is_checked_for_telltale_words(tmp_path: Path) -> None:
+    dataset = load_dataset(write_dataset(tmp_path, task("This eval checks the fixture.")))
+    [finding] = check_dataset(dataset)
+    assert "$.tasks[0].turns[0].prompt" in finding and "turn 2 prompt" in finding
 
 
 @pytest.mark.parametrize(("change", "where"), [
@@ -137,6 +148,18 @@ def test_a_turn_is_sent_while_its_condition_holds_and_skipped_once_it_does_not(
     assert details["turns_skipped"].startswith("3: only_if does not hold")
     [sets] = json.loads(details["turn_behaviour"])
     assert (sets["turn"], sets["passed"], details["verdict"]) == (2, False, "fail")
+
+
+def test_a_first_turn_that_makes_the_condition_false_is_the_whole_conversation(
+        turn_bed: Path, tmp_path: Path, apg: Run) -> None:
+    dataset = write_dataset(tmp_path, task(first="Set the note at once."))
+    rc, err, run_dir, record = run_turns(apg, turn_bed, dataset)
+    assert rc == 0 and record["status"] == "attempted", err
+    assert [(t["turn"], t["sent"]) for t in record["turns"]] == [(1, True), (2, False), (3, False)]
+    assert all(t["skipped"].startswith("only_if does not hold: note-unset")
+               for t in record["turns"][1:])
+    assert not (run_dir / "work" / "turn-2.txt").exists()
+    assert not (run_dir / "turns" / "2").exists()
 
 
 @pytest.mark.parametrize(("turn_two", "timeout", "status", "rc_expected", "reason"), [
