@@ -58,8 +58,13 @@ def test_bench_writes_every_named_key(tmp_path: Path, monkeypatch: pytest.Monkey
     printed = capsys.readouterr().out
     assert "driver calls equal across sizes: True" in printed
     # Both campaign numbers, each beside its goal.
-    assert "per attempt (goal at most 0.15s)" in printed
-    assert "attempts/s, ratio" in printed and "(goal at least 1.9)" in printed
+    assert "campaign bed work per attempt (a do-nothing agent, 4 attempts, best of 1): " in printed
+    assert " s CPU (goal ≤ 0.15 s; load average " in printed
+    assert "campaign jobs=2 / jobs=1 (an agent that sleeps 0.05 s, 4 attempts): " in printed
+    assert "attempts/s, ratio" in printed and "(goal ≥ 1.9; load average " in printed
+    for part in (campaign["attempt"], jobs):
+        assert len(part["load"]) == 2 and all(value >= 0 for value in part["load"])
+    assert campaign["attempt"]["attempt_s"] == min(campaign["attempt"]["attempt_s_each"])
     assert "apg results over 25 stored envelopes: " in printed
     assert results["ray_campaign"] == {"skipped": "--ray-attempts 0"}
     assert "ray campaign: skipped: --ray-attempts 0" in printed

@@ -14,16 +14,23 @@ verify after, the model's diff, grade, the records.
   ``sleep_s``, each on its marginal cost: (last end - end of the first round) / (attempts - jobs),
   so the set-up, which two jobs pay twice, is left out. The campaigns at one and two jobs are
   interleaved, the best of ``repeat`` each taken. Two jobs of a perfect runner give 2.0.
+
+Each part records the machine's one-minute load average when it starts and ends (``load``): on
+a shared machine the wall times mean little without it; CPU time is disturbed less.
+``python -m ai_proving_ground.bench.campaign`` runs this part alone.
 """
 
 from __future__ import annotations
 
+import argparse
 import contextlib
 import io
 import itertools
 import json
 import os
 import statistics
+import sys
+import tempfile
 import time
 from datetime import datetime
 from pathlib import Path
@@ -100,30 +107,37 @@ def _marginal(ends: list[float], jobs: int) -> float:
     return (ends[-1] - ends[jobs - 1]) / (len(ends) - jobs)
 
 
+def _load() -> float:
+    return round(os.getloadavg()[0], 2)
+
+
 def measure_attempt(workdir: Path, template: Path, attempts: int, repeat: int) -> dict[str, Any]:
-    gaps, cpus = [], []
+    gaps, cpus, load = [], [], [_load()]
     for index in range(repeat):
         _, _, small_cpu = _campaign(workdir, template, f"nop-small-{index}", "nop", 2, 1)
         ends, _, cpu = _campaign(workdir, template, f"nop-{index}", "nop", 2 + attempts, 1)
-        gaps.append(statistics.median(b - a for a, b in itertools.pairwise(ends)))
-        cpus.append((cpu - small_cpu) / attempts)
-    attempt_s = min(gaps)
-    return {"attempts": 2 + attempts, "attempt_s": round(attempt_s, 4),
-            "attempt_cpu_s": round(max(0.0, min(cpus)), 4), "attempt_goal_s": ATTEMPT_GOAL_S}
+        gaps.append(round(statistics.median(b - a for a, b in itertools.pairwise(ends)), 4))
+        cpus.append(round(max(0.0, (cpu - small_cpu) / attempts), 4))
+    load.append(_load())
+    return {"attempts": 2 + attempts, "attempt_s": min(gaps), "attempt_cpu_s": min(cpus),
+            "attempt_s_each": gaps, "attempt_cpu_s_each": cpus, "load": load,
+            "attempt_goal_s": ATTEMPT_GOAL_S}
 
 
 def measure_jobs(workdir: Path, template: Path, attempts: int, repeat: int,
                  sleep_s: float) -> dict[str, Any]:
     marginal: dict[int, list[float]] = {1: [], 2: []}
+    load = [_load()]
     for index in range(repeat):
         for jobs in (1, 2):  # interleaved: a burst of load hits both alike
             ends, _, _ = _campaign(workdir, template, f"sleep-{jobs}-{index}", SLEEPER,
                                    attempts, jobs)
             marginal[jobs].append(_marginal(ends, jobs))
     one, two = min(marginal[1]), min(marginal[2])
+    load.append(_load())
     return {"attempts": attempts, "sleep_s": sleep_s,
             "jobs1_attempts_per_s": round(1 / one, 4), "jobs2_attempts_per_s": round(1 / two, 4),
-            "jobs_ratio": round(one / two, 3), "jobs_ratio_goal": JOBS_RATIO_GOAL}
+            "jobs_ratio": round(one / two, 3), "jobs_ratio_goal": JOBS_RATIO_GOAL, "load": load}
 
 
 def measure_campaigns(workdir: Path, attempts: int = 10, jobs_attempts: int = 8,
@@ -136,12 +150,39 @@ def measure_campaigns(workdir: Path, attempts: int = 10, jobs_attempts: int = 8,
 
 
 def describe(results: dict[str, Any]) -> list[str]:
-    """The two lines ``nox -s bench`` prints."""
+    """The two lines ``nox -s bench`` prints, each number beside its goal and the load."""
     attempt, jobs = results["attempt"], results["jobs"]
-    return [f"campaign attempt with a do-nothing agent: {attempt['attempt_s']:.3f}s of bed work "
-            f"({attempt['attempt_cpu_s']:.3f}s CPU) per attempt (goal at most "
-            f"{attempt['attempt_goal_s']}s)",
-            f"campaign jobs 2 vs 1, an agent that sleeps {jobs['sleep_s']:g}s, {jobs['attempts']} "
-            f"attempts: {jobs['jobs2_attempts_per_s']:.3f} vs {jobs['jobs1_attempts_per_s']:.3f} "
-            f"attempts/s, ratio {jobs['jobs_ratio']:.2f} (goal at least {jobs['jobs_ratio_goal']})"]
+    return [f"campaign bed work per attempt (a do-nothing agent, {attempt['attempts']} attempts, "
+            f"best of {len(attempt['attempt_s_each'])}): {attempt['attempt_s']:.3f} s wall, "
+            f"{attempt['attempt_cpu_s']:.3f} s CPU (goal ≤ {attempt['attempt_goal_s']} s; "
+            f"{_load_text(attempt['load'])})",
+            f"campaign jobs=2 / jobs=1 (an agent that sleeps {jobs['sleep_s']:g} s, "
+            f"{jobs['attempts']} attempts): {jobs['jobs2_attempts_per_s']:.3f} vs "
+            f"{jobs['jobs1_attempts_per_s']:.3f} attempts/s, ratio {jobs['jobs_ratio']:.2f} "
+            f"(goal ≥ {jobs['jobs_ratio_goal']}; {_load_text(jobs['load'])})"]
 
+
+def _load_text(load: list[float]) -> str:
+    return (f"load average {load[0]:.2f} at the start, {load[-1]:.2f} at the end, "
+            f"{os.cpu_count()} cores")
+
+
+def main(argv: list[str] | None = None) -> int:
+    """This part alone: ``python -m ai_proving_ground.bench.campaign``."""
+    parser = argparse.ArgumentParser(prog="python -m ai_proving_ground.bench.campaign",
+                                     description=__doc__)
+    parser.add_argument("--attempts", type=int, default=10, help="nop attempts timed per campaign")
+    parser.add_argument("--jobs-attempts", type=int, default=8)
+    parser.add_argument("--sleep-s", type=float, default=2.0)
+    parser.add_argument("--repeat", type=int, default=2, help="campaigns of each kind (best taken)")
+    args = parser.parse_args(argv)
+    with tempfile.TemporaryDirectory(prefix="apg-bench-campaign-") as workdir:
+        results = measure_campaigns(Path(workdir), args.attempts, args.jobs_attempts,
+                                    args.sleep_s, args.repeat)
+    print("\n".join(describe(results)))
+    print(json.dumps(results), file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
