@@ -56,6 +56,9 @@ def test_the_shipped_dataset_and_campaign_validate(apg: Any) -> None:
     spec = yaml.safe_load((project_dir("campaigns") / "views_skill.yml").read_text("utf-8"))
     with_, without = (set(spec["arms"][a]["skills"]["exclude"]) for a in ("with", "without"))
     assert without - with_ == {SKILL} and not with_ - without  # the one skill apart
+    card = apg("task", "card", "--dataset", "views_skill", "tn01_unpublish_faq_item")
+    assert ("None: a skill trigger case, graded on the run's transcript: it passes when the agent "
+            f"does not load `{SKILL}` (a near miss owned by `drupal-content-edit`)") in card.out
 
 
 def transcript(*commands: str, skills: tuple[str, ...] = ()) -> Transcript:
@@ -67,6 +70,10 @@ def transcript(*commands: str, skills: tuple[str, ...] = ()) -> Transcript:
 @pytest.mark.parametrize(("expect", "seen", "correct"), [
     ("load", transcript(f"cat /h/skills/{SKILL}/SKILL.md"), True),
     ("load", transcript("cat /h/skills/my-drupal-views-build/SKILL.md"), False),
+    ("load", transcript(f"cd /h/skills/{SKILL} && sed -n 1,80p SKILL.md"), True),
+    ("load", transcript(f"cd '/h/skills/{SKILL}'; cat SKILL.md"), True),
+    ("load", transcript(f"ls /h/skills/{SKILL}", "cat SKILL.md"), False),  # not one command
+    ("load", transcript(f"cd /h/skills/{SKILL}-old && cat SKILL.md"), False),
     ("no_load", transcript(skills=(SKILL,)), False),
     ("no_load", transcript("apg site status"), True),
     ("no_load", None, False),  # no transcript: nothing shows it stayed out

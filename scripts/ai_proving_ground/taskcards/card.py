@@ -36,10 +36,26 @@ def render_card(dataset: Dataset, task: Task, scores: ScoresRecord) -> str:
     lines += ["", f"## Checks ({len(task.checks)})", ""]
     lines += [f"{n}. **{check.get('id') or check.get('type')}** ({check.get('type')}): "
               f"{describe(check)}" for n, check in enumerate(task.checks, start=1)] or \
-             ["None: the task is skipped when graded."]
+             [_no_checks(task)]
+    if task.trigger is not None and task.checks:
+        lines += ["", f"Skill trigger (reported, not scored): {_trigger(task.trigger)}."]
     lines += ["", "## Hidden verifier", "", _hidden(task), "", "## Reference solution", "",
               _reference(task), "", "## Mutation score", "", *_score(task, scores)]
     return "\n".join(lines) + "\n"
+
+
+def _no_checks(task: Task) -> str:
+    if task.trigger is None:
+        return "None: the task is skipped when graded."
+    return (f"None: a skill trigger case, graded on the run's transcript: it passes when "
+            f"{_trigger(task.trigger)}.")
+
+
+def _trigger(trigger: dict[str, str]) -> str:
+    said = (f"the agent loads `{trigger['skill']}`" if trigger["expect"] == "load"
+            else f"the agent does not load `{trigger['skill']}`")
+    owner = trigger.get("owner")
+    return said + (f" (a near miss owned by `{owner}`)" if owner else "")
 
 
 def _hidden(task: Task) -> str:
