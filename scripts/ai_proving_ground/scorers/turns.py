@@ -18,25 +18,25 @@ from ai_proving_ground.scorers.base import score_behaviour
 from ai_proving_ground.scorers.grading import judge_for
 from ai_proving_ground.settings import Settings
 from ai_proving_ground.tasks.dataset import Task
-from ai_proving_ground.tasks.turns import turn_dir
+from ai_proving_ground.tasks.turns import TurnEntry, turn_dir
 
 
 def apply_turns(score_details: dict[str, Any], run_dir: Path, run: dict[str, Any] | None,
                 task: Task, approot: Path, settings: Settings) -> None:
     """Record which turns were sent (``turns_sent``, ``turns_skipped``) and score each sent
     turn's behaviour (``turn_behaviour``, a JSON list; ``turn_behaviour_passed``, k/n)."""
-    entries = {e["turn"]: e for e in (run or {}).get("turns") or []}
+    entries = {e.turn: e for e in map(TurnEntry.from_json, (run or {}).get("turns") or [])}
     details = score_details["details"]
-    details["turns_sent"] = ",".join(str(n) for n, e in sorted(entries.items()) if e["sent"])
-    details["turns_skipped"] = "; ".join(f"{n}: {e.get('skipped', '')}"
-                                         for n, e in sorted(entries.items()) if not e["sent"])
+    details["turns_sent"] = ",".join(str(n) for n, e in sorted(entries.items()) if e.sent)
+    details["turns_skipped"] = "; ".join(f"{n}: {e.skipped or ''}"
+                                         for n, e in sorted(entries.items()) if not e.sent)
     found: list[dict[str, Any]] = []
     for number, turn in enumerate(task.turns, start=2):
         behaviour = list(turn.get("behaviour") or [])
         if not behaviour:
             continue
         entry = entries.get(number)
-        if entry is None or not entry["sent"]:
+        if entry is None or not entry.sent:
             found.extend({"turn": number, "id": b.get("id"), "kind": b["kind"], "skipped": True}
                          for b in behaviour)
             continue

@@ -26,10 +26,10 @@ import contextlib
 import hashlib
 import os
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import asdict, dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 from ai_proving_ground import transcripts
 from ai_proving_ground.errors import ApgError
@@ -74,6 +74,37 @@ def _now() -> str:
 
 
 @dataclass
+class TurnEntry:
+    """One turn in run.json's ``turns`` (``schemas/run.schema.json``), filled in as it happens."""
+
+    turn: int
+    sent: bool
+    id: str | None = None
+    skipped: str | None = None  # why it was not sent
+    conditions: list[dict[str, Any]] | None = None  # its only_if as read (check_conditions)
+    prompt_sha256: str | None = None
+    resumed_session: str | None = None
+    started_at: str | None = None
+    finished_at: str | None = None
+    adapter_exit_code: int | None = None
+    stopped: bool | None = None  # apg stopped the run in this turn
+    agent_transcript: dict[str, Any] | None = None
+    state: str | None = None  # turns/<n>/config.json
+    state_error: str | None = None
+
+    # Kept even when null: the turn's exit code (null: it could not start, or was stopped).
+    ALWAYS: ClassVar[frozenset[str]] = frozenset({"turn", "sent", "adapter_exit_code"})
+
+    def as_json(self) -> dict[str, Any]:
+        return {k: v for k, v in asdict(self).items()
+                if v is not None or (k in self.ALWAYS and self.sent)}
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> TurnEntry:
+        return cls(**data)
+
+
+@dataclass
 class Conversation:
     """The turns of one run: what each left, and what run.json says about them."""
 
@@ -83,7 +114,7 @@ class Conversation:
     approot: Path
     settings: Settings
     limit: int
-    entries: list[dict[str, Any]] = field(default_factory=list)
+    entries: list[TurnEntry] = field(default_factory=list)
     kept: list[Transcript] = field(default_factory=list)
     _site: SiteDriver | None = None
     # The shared session file's size after the turn before (where this turn's part starts),
@@ -106,38 +137,38 @@ class Conversation:
     def carry_on(self, first_exit: int | None, send: Send) -> int | None:
         """After the first turn (which exited ``first_exit``): keep it, then decide and send
         each later turn; the exit code of the last turn sent."""
-        self.entries.append({"turn": 1, "sent": True, "adapter_exit_code": first_exit})
+        self.entries.append(TurnEntry(turn=1, sent=True, adapter_exit_code=first_exit))
         self._after(1)
         code = first_exit
         for number, turn in enumerate(self.task.turns, start=2):
-            entry: dict[str, Any] = {"turn": number, "sent": False, "id": turn.get("id")}
+            entry = TurnEntry(turn=number, sent=False, id=turn.get("id"))
             self.entries.append(entry)
             reason = ("apg's records of this run were changed while the adapter ran"
                       if self.files.problems() else self._why_not(turn, code, entry))
             if reason is not None:
-                entry["skipped"] = reason
+                entry.skipped = reason
                 say("APG_RUN_TURN_SKIPPED", f"run {self.run_dir.name}: turn {number} not sent: "
                     f"{reason}")
                 continue
             self._current = number
-            entry.update(sent=True, started_at=_now())
+            entry.sent, entry.started_at = True, _now()
             session = self._session_id()
             say("APG_RUN_TURN", f"run {self.run_dir.name}: turn {number} of "
                 f"{len(self.task.turns) + 1}, resuming session {session or '(none)'}")
             code = send(self._prepare(number, turn, session), self.run_dir / turn_dir(number))
-            entry.update(adapter_exit_code=code, finished_at=_now(), resumed_session=session)
+            entry.adapter_exit_code, entry.finished_at = code, _now()
+            entry.resumed_session = session
             self._after(number)
         return code
 
     def _why_not(self, turn: dict[str, Any], code: int | None,
-                 entry: dict[str, Any]) -> str | None:
+                 entry: TurnEntry) -> str | None:
         """Why this turn is not sent now, or None when it is."""
-        sent = [e for e in self.entries if e["sent"]]
-        last = sent[-1]
+        last = [e for e in self.entries if e.sent][-1].turn
         if code != 0:
-            return f"turn {last['turn']} ended with exit {code}"
+            return f"turn {last} ended with exit {code}"
         if self.agent in transcripts.PARSERS and self._session_id() is None:
-            return f"turn {last['turn']}'s transcript names no session to resume"
+            return f"turn {last}'s transcript names no session to resume"
         if not turn.get("only_if"):
             return None
         try:
@@ -145,7 +176,7 @@ class Conversation:
                                      self.task.fixtures, self.settings)
         except ApgError as exc:
             return f"only_if could not be read: {exc}"
-        entry["conditions"] = found
+        entry.conditions = found
         failing = [f"{c['id']} ({'not ' if c['negated'] else ''}{c['type']}: {c['message']})"
                    for c in found if not c["holds"]]
         return f"only_if does not hold: {'; '.join(failing)}" if failing else None
@@ -165,7 +196,7 @@ class Conversation:
             (folder / name).touch()
         self.files.note(*(f"{turn_dir(number)}/{n}"
                           for n in (PROMPT_FILE, REQUEST_FILE, *TRANSCRIPTS.values())))
-        self.entries[-1]["prompt_sha256"] = hashlib.sha256(
+        self.entries[-1].prompt_sha256 = hashlib.sha256(
             str(turn["prompt"]).encode("utf-8")).hexdigest()
         return {"APG_TURN": str(number), "APG_RESUME_SESSION": session or "",
                 "APG_PROMPT_FILE": str(folder / PROMPT_FILE),
@@ -179,13 +210,13 @@ class Conversation:
         transcript = self._keep_transcript(number)
         if transcript is not None:
             self.kept.append(transcript)
-            entry["agent_transcript"] = transcript.summary(
+            entry.agent_transcript = transcript.summary(
                 f"{turn_dir(number)}/{transcripts.TRANSCRIPT_FILE}")
         try:
             atomic_write_json(self.run_dir / turn_dir(number) / STATE_FILE, self.site().all_config())
-            entry["state"] = f"{turn_dir(number)}/{STATE_FILE}"
+            entry.state = f"{turn_dir(number)}/{STATE_FILE}"
         except (ApgError, OSError) as exc:  # the agent may have left a site that cannot be read
-            entry["state_error"] = str(exc)
+            entry.state_error = str(exc)
 
     def _keep_transcript(self, number: int) -> Transcript | None:
         folder = self.run_dir / turn_dir(number)
@@ -248,19 +279,19 @@ class Conversation:
             return
         number = self._current
         if not self.entries:
-            self.entries.append({"turn": 1, "sent": True, "adapter_exit_code": None})
-        self.entries[-1].update(finished_at=_now(), stopped=True)
+            self.entries.append(TurnEntry(turn=1, sent=True))
+        self.entries[-1].finished_at, self.entries[-1].stopped = _now(), True
         self._after(number)
         for later in range(number + 1, len(self.task.turns) + 2):
-            self.entries.append({"turn": later, "sent": False,
-                                 "id": self.task.turns[later - 2].get("id"),
-                                 "skipped": f"the run was stopped in turn {number}"})
+            self.entries.append(TurnEntry(turn=later, sent=False,
+                                          id=self.task.turns[later - 2].get("id"),
+                                          skipped=f"the run was stopped in turn {number}"))
         self.conclude(record)
 
     def conclude(self, record: dict[str, Any]) -> str | None:
         """run.json's ``turns`` and ``agent_transcript`` (the turns summed; transcript.json
         beside it the whole conversation's); the no-attempt reason when every call was denied."""
-        record["turns"] = self.entries
+        record["turns"] = [e.as_json() for e in self.entries]
         if not self.kept:
             return None
         whole = merge(self.kept, transcripts.TRANSCRIPT_FILE) if len(self.kept) > 1 else self.kept[0]
