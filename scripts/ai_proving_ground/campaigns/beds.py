@@ -158,6 +158,21 @@ def prepare_ddev_jobs(campaign: Campaign, projects: list[Path], tag: str, escrow
     return jobs
 
 
+def reset_ddev_beds(campaign: Campaign, projects: list[Path], settings: Settings) -> None:
+    """Reset each DDEV project to its baseline, before a resume fingerprints and escrows it: a
+    runner killed mid-attempt or mid-reset leaves the project as the agent or the reset left it
+    (its database half-changed, a recipe in the bed, the reset marker), and the fingerprints
+    and the escrow must see the baseline, never that. CannotRun when one does not reset."""
+    for project in projects:
+        check_ddev_bed(campaign, project, settings)
+        try:
+            outcome = reset(project, campaign.fixtures, driver_for(project, settings), settings)
+        except ApgError as exc:
+            raise CannotRun(f"the bed {project} cannot be reset: {exc}") from None
+        if outcome.failures:
+            raise CannotRun(f"the bed {project} does not reset: {'; '.join(outcome.failures)}")
+
+
 def ready_ddev_job(campaign: Campaign, job: Job) -> str | None:
     """Escrow a DDEV job's bed and reset it; None when it is ready, else why not."""
     try:

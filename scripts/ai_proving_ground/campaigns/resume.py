@@ -19,7 +19,11 @@ Under the directory's lock (:mod:`campaigns.lock`; a runner still at work: ``APG
    their CLIs' versions, what each arm gives). A change refuses (``APG_CAMPAIGN_RESUME_CHANGED``
    naming each one and ``--force``) before anything is moved or run; ``--force`` goes on, and
    campaign.json's ``resumes`` records what it accepted. Nothing left to run: no fingerprint is
-   compared (no attempt would mix inputs), only the report is written again.
+   compared (no attempt would mix inputs), only the report is written again. A DDEV
+   campaign's projects are reset to their baseline first (a killed runner leaves one as its
+   agent or its reset left it: a half-changed database, files in the judged recipes), so what
+   is fingerprinted and escrowed is the baseline; the reset changes only the projects, which
+   every run and resume resets anyway.
 5. Fresh job beds (clones of the template in a new beds folder, escrowed and reset; DDEV
    projects reset in place), the attempts left in plan order (retries as in a run), the report.
 
@@ -116,6 +120,9 @@ def _resume_locked(files: CampaignFiles, options: ResumeOptions) -> runner.Campa
     runner.check_agents(spec, spec.bed or next(iter(spec.ddev_beds), files.directory / "template"))
     registry.check_usable(runner.executor_name(spec, run_options), run_options.address)
     bed_folder.check(run_options.beds)
+    if spec.ddev_beds:  # used in place: first back to the baseline, whatever the kill left
+        beds.reset_ddev_beds(campaign, list(spec.ddev_beds[:_jobs(spec, run_options, recorded,
+                                                                  todo)]), settings)
     # A template at hand (the spec's, the run's, DDEV's projects) is compared before any bed
     # folder is made: a refusal then leaves nothing behind.
     beds_at = _reusable_template(files, campaign, settings)
