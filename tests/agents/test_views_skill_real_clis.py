@@ -4,7 +4,7 @@ drupal-views-build only when the CLI offers it (Claude Code by its Skill tool, C
 the SKILL.md its skill list names), and on the near miss too for Codex (an over-eager router, so
 a false load has to show). The report gives each arm's hit and false-load rates, keeps the
 trigger-only cases out of the paired effect, and the outcome case's judge criterion is graded
-by a scripted judge model."""
+by a scripted judge model and reported per arm."""
 
 from __future__ import annotations
 
@@ -150,6 +150,11 @@ def test_the_views_skill_campaign_on_both_clis(apg: Any, tmp_path: Path, cli_bed
     # The judge criterion on the outcome case's reply: graded by the scripted judge (three
     # votes, cached by content, so the four identical replies ask three times in all per bed).
     assert votes and len(votes) % 3 == 0 and len(votes) <= 12
+    assert {(r["id"], r["arm"], r["agent"]): (r["held"]["k"], r["held"]["n"], r["undecided"],
+                                              r["scored"]) for r in report["behaviour"]} == {
+        ("says-where", arm, agent): (1, 1, 0, False) for arm in ("with", "without")
+        for agent in ("claude-code", "codex")}
+    assert "## Behaviour, per arm" in markdown
     for arm in ("with", "without"):
         for agent in ("claude-code", "codex"):
             folder = out / "runs" / f"{records[(OUTCOME, arm, agent)]['order']:04d}"

@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 import yaml
 
+from ai_proving_ground.campaigns.behaviour_rates import behaviour_rows
 from ai_proving_ground.campaigns.records import AttemptRecord, CampaignRecord
 from ai_proving_ground.campaigns.triggers import trigger_rows, trigger_tasks
 from ai_proving_ground.errors import ApgError
@@ -95,11 +96,11 @@ def test_a_trigger_case_without_a_run_is_skipped_saying_why(tmp_path: Path) -> N
     assert "skill trigger case, graded on a run's transcript; give --run" in raised.value.message
 
 
-def record(order: int, task: str, arm: str, outcome: str,
-           trigger: dict[str, Any] | None) -> AttemptRecord:
+def record(order: int, task: str, arm: str, outcome: str, trigger: dict[str, Any] | None,
+           behaviour: list[dict[str, Any]] | None = None) -> AttemptRecord:
     return AttemptRecord(index=order, order=order, task_id=task, arm=arm, agent="codex",
                          model=None, repeat=0, outcome=outcome, reason="", started_at="t",
-                         trigger=trigger)
+                         trigger=trigger, behaviour=behaviour)
 
 
 def result(expect: str, loaded: bool | None, owner: str | None = None,
@@ -108,10 +109,13 @@ def result(expect: str, loaded: bool | None, owner: str | None = None,
                                   graded=graded).as_json()
 
 
+CAMPAIGN = CampaignRecord(name="c", seed=1, dataset={}, arms=["without", "with"],
+                          compare=["without", "with"], tasks=[], agents=["codex"],
+                          models=[None], repeats=1, jobs=1, created_at="t")
+
+
 def test_the_rates_count_judged_attempts_with_a_transcript() -> None:
-    campaign = CampaignRecord(name="c", seed=1, dataset={}, arms=["without", "with"],
-                              compare=["without", "with"], tasks=[], agents=["codex"],
-                              models=[None], repeats=1, jobs=1, created_at="t")
+    campaign = CAMPAIGN
     records = [
         record(0, "a", "with", "pass", result("load", True)),
         record(1, "b", "with", "fail", result("load", False)),
@@ -132,3 +136,21 @@ def test_the_rates_count_judged_attempts_with_a_transcript() -> None:
     assert (row["unknown"], row["heuristic_loads"]) == (1, 3)
     assert row["hit"]["wilson"][0] > 0 and row["hit"]["wilson"][1] < 1
     assert trigger_tasks(records) == {"a", "b", "c", "d", "e", "f"}
+
+
+def judged(passed: bool, undecided: bool = False) -> list[dict[str, Any]]:
+    return [{"id": "says-where", "kind": "judge", "passed": passed, "scored": False,
+             "undecided": undecided}]
+
+
+def test_behaviour_per_arm_counts_undecided_apart() -> None:
+    records = [record(0, "a", "with", "pass", None, judged(True)),
+               record(1, "b", "with", "fail", None, judged(False)),
+               record(2, "c", "with", "pass", None, judged(False, undecided=True)),
+               record(3, "d", "with", "infra_error", None, judged(True)),
+               record(4, "a", "without", "pass", None, judged(False))]
+    rows = behaviour_rows(records, CAMPAIGN)
+    assert [(r["arm"], r["held"]["k"], r["held"]["n"], r["undecided"]) for r in rows] == [
+        ("without", 0, 1, 0), ("with", 1, 2, 1)]
+    assert rows[1]["kind"] == "judge" and rows[1]["scored"] is False
+    assert "behaviour" not in record(5, "e", "with", "pass", None).as_json()

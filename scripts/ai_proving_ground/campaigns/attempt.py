@@ -30,6 +30,7 @@ from typing import Any
 from ai_proving_ground import proc, report
 from ai_proving_ground.baselines import grader_tree
 from ai_proving_ground.baselines.reset import reset
+from ai_proving_ground.campaigns import behaviour_rates
 from ai_proving_ground.campaigns.beds import Job
 from ai_proving_ground.campaigns.escrowed import Verdict, differences, repository_state
 from ai_proving_ground.campaigns.evidence import HIDDEN_FILE, VERIFY_FILE, HiddenRecord, VerifyRecord
@@ -330,7 +331,8 @@ class AttemptRun:
         write_envelope(self.directory / "grade.json", envelope)
         score = envelope.score
         details = envelope.document["evaluation_results"][0]["score_details"]["details"]
-        self.record = replace(self.record, score=score, trigger=triggers.recorded(details))
+        self.record = replace(self.record, score=score, trigger=triggers.recorded(details),
+                              behaviour=behaviour_rates.recorded(details))
         self._note(score=score)
 
     def _hidden(self) -> None:

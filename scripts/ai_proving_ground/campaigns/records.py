@@ -176,6 +176,8 @@ class AttemptRecord(Attempt):
     tries: list[dict[str, Any]] = field(default_factory=list)
     # A skill trigger case's result (scorers.triggers.TriggerResult.as_json); None: no trigger.
     trigger: dict[str, Any] | None = None
+    # Each behaviour entry's result, short (campaigns.behaviour_rates.SHORT); None: no entries.
+    behaviour: list[dict[str, Any]] | None = None
 
     @classmethod
     def planned(cls, attempt: Attempt, started_at: str, has_hidden: bool,
@@ -187,10 +189,11 @@ class AttemptRecord(Attempt):
                    tries=list(tries))
 
     def as_json(self) -> dict[str, Any]:
-        # A task that is no trigger case keeps the record it always had.
+        # A task that is no trigger case and has no behaviour keeps the record it always had.
         data = super().as_json()
-        if data.get("trigger") is None:
-            data.pop("trigger", None)
+        for optional in ("trigger", "behaviour"):
+            if data.get(optional) is None:
+                data.pop(optional, None)
         return data
 
     @property
@@ -223,6 +226,7 @@ class ReportRecord(FieldsRecord):
     warnings: list[str]
     cost: dict[str, dict[str, Any]] = field(default_factory=dict)  # campaigns.cost, per arm
     triggers: list[dict[str, Any]] = field(default_factory=list)  # campaigns.triggers
+    behaviour: list[dict[str, Any]] = field(default_factory=list)  # campaigns.behaviour_rates
 
 
 def plan_text(attempts: list[Attempt]) -> str:

@@ -9,7 +9,7 @@ arm x agent x model): k/n with a 95% Wilson interval, each outcome's count and t
 verifier's; per arm x agent x model the pooled rate and pass^k over tasks; per agent x model the
 paired effect of the compared arms with a seeded case-level bootstrap interval; per arm x agent
 x model the skill trigger rates (campaigns.triggers; trigger-only tasks stay out of the arms'
-pooled rates and the effect).
+pooled rates and the effect) and how often each behaviour entry held (campaigns.behaviour_rates).
 
 Completeness is checked against the plan: a planned attempt without a readable record is
 ``missing`` (an unreadable record is named in ``unreadable``); a record whose fields disagree
@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ai_proving_ground.campaigns.behaviour_rates import behaviour_rows
 from ai_proving_ground.campaigns.cost import cost_by_arm
 from ai_proving_ground.campaigns.outcome import disagreements
 from ai_proving_ground.campaigns.records import (
@@ -106,7 +107,8 @@ def attempt_entries(files: CampaignFiles) -> list[Path]:
 
 def build_report(campaign_dir: Path | str) -> dict[str, Any]:
     """The campaign's statistics as JSON-ready data: ``campaign``, ``totals``, ``cells``,
-    ``arms``, ``effects``, ``triggers``, ``unreadable``, ``missing``, ``warnings`` and ``cost``."""
+    ``arms``, ``effects``, ``triggers``, ``behaviour``, ``unreadable``, ``missing``,
+    ``warnings`` and ``cost``."""
     loaded = load(campaign_dir)
     campaign = loaded.campaign
     cells = _cells(loaded)
@@ -121,6 +123,7 @@ def build_report(campaign_dir: Path | str) -> dict[str, Any]:
         "arms": _arm_rows(groups, campaign),
         "effects": _effects(groups, campaign),
         "triggers": trigger_rows([record for _, record in loaded.records], campaign),
+        "behaviour": behaviour_rows([record for _, record in loaded.records], campaign),
         "unreadable": loaded.unreadable,
         "missing": [a.as_plan() for a in _missing(loaded)],
         "warnings": _warnings(loaded),

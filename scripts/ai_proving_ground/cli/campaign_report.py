@@ -26,6 +26,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from ai_proving_ground.campaigns.behaviour_rates import behaviour_lines
 from ai_proving_ground.campaigns.cost import cost_line
 from ai_proving_ground.campaigns.gate import Gate, evaluate
 from ai_proving_ground.campaigns.records import OUTCOMES
@@ -90,6 +91,9 @@ def render_text(report: dict[str, Any]) -> str:
     if report.get("triggers"):
         lines += ["", "Skill triggers, per arm:", *(f"  {line}" for line in
                                                     trigger_lines(report["triggers"]))]
+    if report.get("behaviour"):
+        lines += ["", "Behaviour, per arm (apart from the state checks):",
+                  *(f"  {line}" for line in behaviour_lines(report["behaviour"]))]
     if report.get("cost"):
         lines += ["", cost_line(report["cost"])]
     lines += [f"  unreadable: {u['file']}: {u['reason']}" for u in report["unreadable"]]
