@@ -151,6 +151,7 @@ class RayExecutor:
         self._worker = self._worker_class(ray)
         self._actors: dict[int, Any] = {}
         self.beds: dict[int, str] = {}  # each job's bed as its actor made it (on its node)
+        self._answered: set[int] = set()  # jobs whose actor answered ready() (its scratch exists)
         for job in jobs:
             self._start_actor(job)
         self._await_actors(list(self._actors))
@@ -175,6 +176,8 @@ class RayExecutor:
         """None when the actors of jobs ``numbers`` made their beds (then in :attr:`beds`)."""
         ray, refs = self._ray, [self._actors[n].ready.remote() for n in numbers]
         ready, _ = ray.wait(refs, num_returns=len(refs), timeout=ACTOR_START_S)
+        # Those that answered hold a scratch folder to release, whatever the others do.
+        self._answered.update(n for n, ref in zip(numbers, refs, strict=True) if ref in ready)
         if len(ready) < len(refs):
             return (f"{len(refs)} bed actors wanted, {len(refs) - len(ready)} of {len(refs)} did "
                     f"not start in {ACTOR_START_S:g}s: the cluster needs a free 'bed' unit per "
@@ -284,9 +287,9 @@ class RayExecutor:
     def close(self) -> None:
         ray, actors = self._ray, dict(self._actors)
         self._actors.clear()
-        # Each actor that made its bed removes it and its scratch folder (one never placed has
+        # Each actor that answered removes its bed and scratch folder (one never placed has
         # nothing to remove and would not answer; a lost one cannot: its node's temp keeps it).
-        released = [actor.release.remote() for n, actor in actors.items() if n in self.beds]
+        released = [actor.release.remote() for n, actor in actors.items() if n in self._answered]
         if released:
             ray.wait(released, num_returns=len(released), timeout=GET_TIMEOUT_S)
         for actor in actors.values():
