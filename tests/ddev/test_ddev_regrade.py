@@ -122,6 +122,14 @@ def test_a_ddev_campaign_is_regraded_in_a_scratch_project_and_only_the_changed_c
     baseline = require_baseline(scratch, ["kb_docs"], Settings.from_environ())
     baseline_sql = gzip.decompress(baseline.dump.read_bytes()).decode()
     monkeypatch.setattr(subprocess.Popen, "__init__", recording)
+    # A project whose reset fails (ddev import-db fails once): the regrade stops, nothing is
+    # written, and the project is reset once more on the way out.
+    stub.on("import-db", stderr="Failed to import database\n", exit=1, once=True)
+    calls = len(stub.all_calls())
+    rc, _, err = cli(campaign_cli.main, "regrade", str(out), "--ddev-bed", str(scratch))
+    assert rc == 1 and "APG_REGRADE_BED_UNUSABLE" in err and "Traceback" not in err, err
+    assert sorted((out / "regrades").iterdir()) == first_regrades
+    assert len(imports(stub, calls)) == 2 and "APG_RESET_OK" in err
     calls = len(stub.all_calls())
     rc, printed, err = cli(campaign_cli.main, "regrade", str(out), "--ddev-bed", str(scratch),
                            "--dataset", str(changed_dataset(tmp_path / "data" / "tasks.yml")),

@@ -103,8 +103,9 @@ class ScratchProject:
     def load(self, attempt_dir: Path, state: final_state.StateRecord,
              run: Path | None, run_id: str | None) -> None:
         """The project at its baseline, then holding ``state`` (and the attempt's run.json)."""
+        self._used = True  # a reset that fails half-way is tried again when the regrade ends
         self._clean()
-        self._used, self._at_baseline = True, False  # from here it holds an attempt's state
+        self._at_baseline = False  # from here it holds (part of) an attempt's state
         site = self.site()
         _clear(self.project, final_state.judged_folders(self.project, site))
         final_state.restore_files(attempt_dir, state, self.project)
