@@ -155,6 +155,15 @@ def test_the_views_skill_campaign_on_both_clis(apg: Any, tmp_path: Path, cli_bed
         ("says-where", arm, agent): (1, 1, 0, False) for arm in ("with", "without")
         for agent in ("claude-code", "codex")}
     assert "## Behaviour, per arm" in markdown
+
+    # Re-graded offline: a trigger case stands (its verdict is the transcript's), the outcome
+    # case is graded again from its kept state, with the same verdict.
+    regraded = apg("campaign", "regrade", str(out), "--json")
+    assert regraded.rc == 0, regraded.err
+    statuses = {(a["task_id"], a["arm"], a["agent"]): (a["status"], a["new"]["outcome"])
+                for a in json.loads(regraded.out)["attempts"]}
+    assert statuses == {key: ("regraded" if key[0] == OUTCOME else "kept", outcome)
+                        for key, outcome in outcomes.items()}
     for arm in ("with", "without"):
         for agent in ("claude-code", "codex"):
             folder = out / "runs" / f"{records[(OUTCOME, arm, agent)]['order']:04d}"

@@ -49,6 +49,7 @@ from ai_proving_ground.campaigns.lock import Busy, only_campaign
 from ai_proving_ground.campaigns.outcome import UNREADABLE, Facts, decide
 from ai_proving_ground.campaigns.records import AttemptRecord, CampaignFiles, read_setup
 from ai_proving_ground.campaigns.report import load
+from ai_proving_ground.campaigns.triggers import trigger_only
 from ai_proving_ground.errors import ApgError
 from ai_proving_ground.records import FieldsRecord, write_record
 from ai_proving_ground.report import say
@@ -215,6 +216,11 @@ def _one(files: CampaignFiles, record: AttemptRecord, dataset: Dataset, settings
         return {**entry, "status": "kept", "new": _summary(record),
                 "reason": f"{record.outcome} is no check's verdict: it stands as recorded",
                 "checks": _pairs(old, old)}
+    if trigger_only(record):  # its verdict is the transcript's, which no state changes
+        _write_attempt(out, record)
+        return {**entry, "status": "kept", "new": _summary(record), "checks": [],
+                "reason": "a skill trigger case, graded on the agent's transcript: it stands "
+                          "as recorded"}
     try:
         verdict = _grade(attempt_dir, record, dataset, settings, scratch)
     except _NotRegradable as exc:
