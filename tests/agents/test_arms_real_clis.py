@@ -4,7 +4,8 @@ and description in the with-skill arm only, and the instruction text in the inst
 (once from the instruction file, once from the prompt), and so do the CLIs' own records (Claude
 Code's stream-json init event lists the skill; Codex's session file keeps the skill and the
 instruction it sent); each attempt's ``arm.json`` names what it
-was given by SHA-256, and nothing of one arm is in another's HOME."""
+was given by SHA-256, nothing of one arm is in another's HOME, and no attempt reports a leak (the
+skills its start-up shows are its arm's and the CLI's own)."""
 
 from __future__ import annotations
 
@@ -106,6 +107,9 @@ def test_the_skill_reaches_the_cli_in_the_with_arm_only(
         assert given is not None
         installed = {s["name"]: s["sha256"] for s in given["skills"]}
         assert OTHER_SKILL in body and OTHER_SKILL in own  # both arms: the catalog's other skill
+        # Every skill the start-up showed was the arm's (and the CLI's own): no leak.
+        assert record["leaks"] == [], record["leaks"]
+        assert record["usage"]["tool_calls"] == 0 and record["usage"]["asked_first"] is False
         if record["arm"] == "with":
             assert SKILL in body and SKILL_DESCRIPTION in body and SKILL in own
             assert installed == {SKILL: tree_sha256(skills / SKILL),

@@ -196,9 +196,11 @@ def test_claude_code_drives_claude_headless(approot: Path, apg: Run, stubs_on_pa
     seen = json.loads((run_dir / "work" / "stub-claude.json").read_text(encoding="utf-8"))
     assert rc == 0, err
     assert seen["argv"] == ["-p", prompt_arg(approot), "--output-format", "stream-json",
-                            "--verbose", "--include-partial-messages", "--allowedTools",
-                            "Bash(apg site:*)",
+                            "--verbose", "--include-partial-messages", "--strict-mcp-config",
+                            "--allowedTools", "Bash(apg site:*)",
                             "--model", "claude-test-model"]
+    # No MCP server from the user's or the project's configuration, nor a claude.ai connector.
+    assert "ENABLE_CLAUDEAI_MCP_SERVERS" in seen["env_names"]
     assert seen["cwd"] == str(approot)
     assert seen["home"] == str(run_dir / "home")
     assert seen["api_key"] == "bed-key"

@@ -28,9 +28,10 @@ from pathlib import Path
 from typing import Any
 
 from ai_proving_ground import proc, report
+from ai_proving_ground.arms.leaks import describe
 from ai_proving_ground.baselines import grader_tree
 from ai_proving_ground.baselines.reset import reset
-from ai_proving_ground.campaigns import behaviour_rates
+from ai_proving_ground.campaigns import agent_usage, behaviour_rates
 from ai_proving_ground.campaigns.beds import Job
 from ai_proving_ground.campaigns.escrowed import Verdict, differences, repository_state
 from ai_proving_ground.campaigns.evidence import HIDDEN_FILE, VERIFY_FILE, HiddenRecord, VerifyRecord
@@ -252,8 +253,15 @@ class AttemptRun:
         self.run_dir = outcome.run_dir
         run = outcome.record
         code = run.get("adapter_exit_code")
+        summary = run.get("agent_transcript")
+        leaks = list(summary.get("leaks") or []) if isinstance(summary, dict) else []
         self.record = replace(self.record, run_id=run["run_id"], run_status=run["status"],
-                              adapter_exit_code=code)
+                              adapter_exit_code=code, leaks=leaks,
+                              usage=agent_usage.figures(outcome.run_dir, summary))
+        if leaks:
+            report.say(agent_usage.LEAK_TOKEN, f"attempt {self.attempt.order:04d} (arm "
+                       f"{self.attempt.arm}): the agent's start-up showed what its arm did not "
+                       f"give it: {describe(leaks)}")
         said = _last_line(outcome.run_dir / "stderr.log") if code in NOT_STARTED_EXIT_CODES else ""
         self._note(run_status=run["status"], adapter_exit_code=code, adapter_said=said,
                    timeout_s=spec.agent_timeout_s,

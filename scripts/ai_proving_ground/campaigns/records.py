@@ -178,6 +178,10 @@ class AttemptRecord(Attempt):
     trigger: dict[str, Any] | None = None
     # Each behaviour entry's result, short (campaigns.behaviour_rates.SHORT); None: no entries.
     behaviour: list[dict[str, Any]] | None = None
+    # What the agent's transcript recorded (campaigns.agent_usage.figures); None: no transcript.
+    usage: dict[str, Any] | None = None
+    # What its start-up showed that the arm did not give (arms.leaks, run.json's).
+    leaks: list[dict[str, str]] = field(default_factory=list)
 
     @classmethod
     def planned(cls, attempt: Attempt, started_at: str, has_hidden: bool,
@@ -227,6 +231,7 @@ class ReportRecord(FieldsRecord):
     cost: dict[str, dict[str, Any]] = field(default_factory=dict)  # campaigns.cost, per arm
     triggers: list[dict[str, Any]] = field(default_factory=list)  # campaigns.triggers
     behaviour: list[dict[str, Any]] = field(default_factory=list)  # campaigns.behaviour_rates
+    usage: dict[str, dict[str, Any]] = field(default_factory=dict)  # campaigns.agent_usage
 
 
 def plan_text(attempts: list[Attempt]) -> str:

@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ai_proving_ground.campaigns import agent_usage
 from ai_proving_ground.campaigns.behaviour_rates import behaviour_rows
 from ai_proving_ground.campaigns.cost import cost_by_arm
 from ai_proving_ground.campaigns.outcome import disagreements
@@ -108,13 +109,15 @@ def attempt_entries(files: CampaignFiles) -> list[Path]:
 def build_report(campaign_dir: Path | str) -> dict[str, Any]:
     """The campaign's statistics as JSON-ready data: ``campaign``, ``totals``, ``cells``,
     ``arms``, ``effects``, ``triggers``, ``behaviour``, ``unreadable``, ``missing``,
-    ``warnings`` and ``cost``."""
+    ``warnings``, ``cost`` and ``usage`` (campaigns.agent_usage: tokens, tool calls,
+    denials, asks and leaks per arm)."""
     loaded = load(campaign_dir)
     campaign = loaded.campaign
     cells = _cells(loaded)
     # Trigger-only tasks have their own rates (campaigns.triggers), not a share of the arms'.
     routing = trigger_tasks(record for _, record in loaded.records)
     groups = _groups({key: records for key, records in cells.items() if key[0] not in routing})
+    usage = agent_usage.by_arm(record for _, record in loaded.records)
     return {
         "campaign": {"name": campaign.name, "seed": campaign.seed, "arms": campaign.arms,
                      "compared": campaign.compare},
@@ -126,8 +129,9 @@ def build_report(campaign_dir: Path | str) -> dict[str, Any]:
         "behaviour": behaviour_rows([record for _, record in loaded.records], campaign),
         "unreadable": loaded.unreadable,
         "missing": [a.as_plan() for a in _missing(loaded)],
-        "warnings": _warnings(loaded),
+        "warnings": _warnings(loaded) + agent_usage.leak_warnings(usage),
         "cost": cost_by_arm(record for _, record in loaded.records),
+        "usage": usage,
     }
 
 

@@ -26,6 +26,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from ai_proving_ground.campaigns.agent_usage import usage_line
 from ai_proving_ground.campaigns.behaviour_rates import behaviour_lines
 from ai_proving_ground.campaigns.cost import cost_line
 from ai_proving_ground.campaigns.gate import Gate, evaluate
@@ -96,6 +97,8 @@ def render_text(report: dict[str, Any]) -> str:
                   *(f"  {line}" for line in behaviour_lines(report["behaviour"]))]
     if report.get("cost"):
         lines += ["", cost_line(report["cost"])]
+    if report.get("usage"):
+        lines.append(usage_line(report["usage"]))
     lines += [f"  unreadable: {u['file']}: {u['reason']}" for u in report["unreadable"]]
     if report["missing"]:
         lines.append(f"  missing: {plural(len(report['missing']), 'planned attempt')} without a "

@@ -307,6 +307,7 @@ def _attempt(plan: RunPlan, files: RunFiles, record: dict[str, Any]) -> RunOutco
     files.check(record)  # before anything of the run directory is read back
     if turns is not None:  # every turn kept already: the conversation's sums
         all_denied = turns.conclude(record)
+        run_transcript.note_leaks(run_dir, record.get("agent_transcript"))
     else:
         summary, all_denied = run_transcript.keep(files, plan.adapter.name, limit)
         if summary is not None:

@@ -7,15 +7,20 @@ newest session file of a CLI that keeps one as it goes is copied out of the work
 (``transcripts.SESSION_DIRS``: Codex's, which the adapter's exit trap can no longer copy when
 apg stopped it; what the parser takes from it is marked unverified), and both are parsed into
 ``transcript.json``. A stopped run's record says ``partial``; a command in flight when it
-stopped has no exit code.
+stopped has no exit code. What the start-up showed that the run's arm did not give (an MCP
+server, a skill, a plugin: ``arms/leaks.py``) is run.json's ``agent_transcript.leaks`` and an
+``APG_RUN_LEAK`` line on stderr.
 """
 
 from __future__ import annotations
 
 import fnmatch
 import os
+from pathlib import Path
 from typing import Any
 
+from ai_proving_ground.arms.leaks import LEAK_TOKEN, describe, given_skills, leaks
+from ai_proving_ground.report import say
 from ai_proving_ground.tasks.run_files import STDOUT_LOG, RunFiles
 from ai_proving_ground.tasks.sandboxing import run_work
 from ai_proving_ground.transcripts import SESSION_DIRS, STREAM_FILES, review_run
@@ -35,7 +40,21 @@ def keep(files: RunFiles, agent: str, limit: int) -> tuple[dict[str, Any] | None
     newest = newest_session(work, session[0], session[1]) if session else None
     if session and newest:
         files.collect_as(work, ((newest, session[2]),), limit)
-    return review_run(files.run_dir, agent)
+    summary, all_denied = review_run(files.run_dir, agent)
+    note_leaks(files.run_dir, summary)
+    return summary, all_denied
+
+
+def note_leaks(run_dir: Path, summary: Any) -> None:
+    """Put into run.json's ``summary`` what its start-up showed that the arm did not give
+    (``leaks``), and say ``APG_RUN_LEAK`` when there is any; nothing without a start-up."""
+    startup = summary.get("startup") if isinstance(summary, dict) else None
+    if not isinstance(startup, dict):
+        return
+    summary["leaks"] = found = leaks(startup, given_skills(run_dir))
+    if found:
+        say(LEAK_TOKEN, f"run {run_dir.name}: the agent's start-up showed what its arm did not "
+            f"give it: {describe(found)} (run.json agent_transcript.leaks)")
 
 
 def keep_stopped(files: RunFiles, record: dict[str, Any], agent: str, limit: int) -> None:

@@ -32,6 +32,7 @@ from ai_proving_ground.transcripts.record import (
     count,
     json_events,
 )
+from ai_proving_ground.transcripts.startup import claude_code as startup_of
 
 AGENT = "claude-code"
 RAW_FILE = "claude-code.jsonl"
@@ -86,6 +87,7 @@ def parse(text: str, source: str = RAW_FILE) -> Transcript:
         final_reply=_string(result.get("result")) or _last_text(messages),
         completed=result.get("subtype") == "success" and result.get("is_error") is False,
         partial=not result,
+        startup=startup_of(init),
     )
 
 

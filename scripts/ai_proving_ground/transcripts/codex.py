@@ -49,6 +49,7 @@ from ai_proving_ground.transcripts.record import (
     count,
     json_events,
 )
+from ai_proving_ground.transcripts.startup import codex as startup_of
 
 AGENT = "codex"
 RAW_FILE = "codex.jsonl"
@@ -78,6 +79,9 @@ def parse(text: str, session_text: str | None = None, source: str = RAW_FILE) ->
     replies = [str(i.get("text")) for i in items if i.get("type") == "agent_message"]
     ran, unconfirmed, rejected = _commands(commands, payloads)
     usage, usage_source = _usage(events, session)
+    # Codex shows its start-up only in the session, which the agent could rewrite: a leak it
+    # reports stands (nothing gains by forging one in), its absence is not proven (unverified).
+    shown = startup_of(session)
     session_calls = sum(1 for p in payloads if p.get("type") in CALL_ITEMS)
     # Never fewer calls than the stream shows beside the session's refusals: a session rewritten
     # to hold only refused calls cannot make a run whose stream shows a tool at work "no
@@ -113,7 +117,9 @@ def parse(text: str, session_text: str | None = None, source: str = RAW_FILE) ->
         completed=(any(e.get("type") == "turn.completed" for e in events)
                    and not any(e.get("type") == "turn.failed" for e in events)),
         partial=not any(e.get("type") in {"turn.completed", "turn.failed"} for e in events),
-        unverified=_unverified(session, usage_source, tool_calls != len(tools), rejected),
+        unverified=(*_unverified(session, usage_source, tool_calls != len(tools), rejected),
+                    *(("startup",) if shown.seen else ())),
+        startup=shown,
     )
 
 

@@ -11,6 +11,8 @@ import json
 from dataclasses import asdict, dataclass, field
 from typing import Any, ClassVar
 
+from ai_proving_ground.transcripts.startup import Startup
+
 FORMAT_VERSION = 1
 
 
@@ -85,6 +87,9 @@ class Transcript:
     # The fields whose values come, wholly or in part, from a file the agent could write (Codex's
     # session): provenance and counts, never a verdict.
     unverified: tuple[str, ...] = ()
+    # What the CLI's start-up showed beyond the stock CLI (transcripts/startup.py); None: a
+    # record parsed before apg read start-ups.
+    startup: Startup | None = None
 
     @property
     def model_id(self) -> str | None:
@@ -112,7 +117,8 @@ class Transcript:
                 "errors": len(self.errors), "completed": self.completed,
                 "usage_source": self.usage_source, "partial": self.partial,
                 "unconfirmed_commands": len(self.unconfirmed_commands),
-                "unverified": list(self.unverified)}
+                "unverified": list(self.unverified),
+                **({"startup": self.startup.as_json()} if self.startup is not None else {})}
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> Transcript:
@@ -130,6 +136,8 @@ class Transcript:
             "permission_denials": tuple(Denial(**d) for d in fields["permission_denials"]),
             "usage": TokenUsage(**fields["usage"]),
             "errors": tuple(fields["errors"]),
+            "startup": (Startup.from_json(fields["startup"]) if fields.get("startup") is not None
+                        else None),
         })
 
 
