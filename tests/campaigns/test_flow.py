@@ -208,8 +208,8 @@ def test_an_attempt_spawns_only_the_adapter_and_the_escrowed_verifier(
             command = unwrapped(argv[6:])
             assert command == [str(template / ".ddev" / "agents" / "nop")] or \
                 command[0].endswith("/ddev/agents/nop")
-        elif argv[:3] == [sys.executable, "-I", "-S"] and argv[3].endswith("/escrow_verify.py"):
-            kind = "verifier"
+        elif argv[:3] == [sys.executable, "-I", "-S"] and argv[3].endswith("/escrow_verify.pyc"):
+            kind = "verifier"  # its bytecode, compiled when the job's bed was escrowed
         else:
             kind = Path(argv[0]).name  # git, bwrap (its probe), anything else
         kinds.setdefault(kind, []).append(argv)

@@ -1,10 +1,11 @@
 """Issue 19: campaigns run on DDEV beds, through the stub ``ddev``, with the embedded rules.
 
 One job per DDEV project the spec's ``ddev_beds`` names, used in place; verify before and after
-every attempt by the escrowed verifier's own copy (``python3 -I <set>/escrow_verify.py BED
-SET``), reset and grade through the ddev driver, the same outcome rules. An attempt that edits
-the bed's judging files (a host command, a shipped adapter's copy) is ``tampered``; the bed's
-judging files are put back as escrowed and the next attempt runs on a bed that verifies.
+every attempt by the escrowed verifier's own copy (``python3 -I -S escrow_verify.pyc BED SET``,
+its bytecode compiled from the set's copy), reset and grade through the ddev driver, the same
+outcome rules. An attempt that edits the bed's judging files (a host command, a shipped
+adapter's copy) is ``tampered``; the bed's judging files are put back as escrowed and the next
+attempt runs on a bed that verifies.
 """
 
 from __future__ import annotations

@@ -5,7 +5,8 @@ and keeps the SHA-256 of every file in the set, the verifier copy included, in m
 each verify, :meth:`Escrowed.verify` re-hashes the set: anything changed, added or removed
 means someone with the operator's rights reached it during the attempt, and the result is
 ``tampered`` without running a verifier that may no longer be the one escrowed. Otherwise the
-escrowed copy runs as a child, ``python3 -I -S escrow_verify.py BED SET [--restore]``.
+escrowed copy runs as a child, ``python3 -I -S escrow_verify.pyc BED SET [--restore]``: its
+bytecode, compiled once when the set was made (see :meth:`Escrowed.compile`).
 
 :func:`repository_state` is the harness's own view of a bed's repository (what decides what git
 does there and which commit the baseline tag names: HEAD, config, refs, packed refs, hooks,
@@ -16,18 +17,22 @@ harness's repository, which is tampering however the verifier later reads it.
 from __future__ import annotations
 
 import hashlib
+import marshal
 import os
 import re
 import sys
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from importlib.util import MAGIC_NUMBER
 from pathlib import Path
 
 from ai_proving_ground import proc
 from ai_proving_ground.escrow.capture import escrow
+from ai_proving_ground.fsutil import atomic_write_bytes
 from ai_proving_ground.settings import Settings
 
 VERIFIER = "escrow_verify.py"
+COMPILED = "escrow_verify.pyc"  # in the job's escrow root, beside its set
 _TOKEN_LINE = re.compile(r"^APG_[A-Z0-9_]+ ")
 
 
@@ -124,16 +129,45 @@ class Escrowed:
 
     set_dir: Path
     hashes: dict[str, str] = field(default_factory=dict)
+    compiled: Path | None = None  # the verifier's bytecode (None: the copy itself runs)
+    compiled_sha256: str = ""
 
     @classmethod
     def make(cls, bed: Path, fixtures: Sequence[str], root: Path, settings: Settings) -> Escrowed:
-        """Escrow ``bed`` under ``root`` (replacing an earlier set there) and keep its hashes."""
+        """Escrow ``bed`` under ``root`` (replacing an earlier set there), keep its hashes and
+        compile its verifier."""
         set_dir = escrow(bed, fixtures, force=True, root=root, settings=settings)
-        return cls(set_dir=set_dir, hashes=digests(set_dir))
+        made = cls(set_dir=set_dir, hashes=digests(set_dir))
+        made.compile(root / COMPILED)
+        return made
+
+    def compile(self, target: Path) -> None:
+        """Write the escrowed verifier's bytecode to ``target`` and keep its hash.
+
+        A script run by path is compiled on every start (the verifier, 8 ms of CPU of each
+        verify's 29; two verifies an attempt), while a .pyc file runs as it is. The bytecode is
+        compiled here from the very bytes whose SHA-256 the set's hashes hold, so what runs is
+        the escrowed code; it lies in the job's escrow root, which no agent's sandbox shows (as
+        the set), and :meth:`changes` checks its own hash before every run as it checks each of
+        the set's files. A copy that no longer matches its hash is not compiled: it runs (and is
+        reported changed) as before."""
+        source = (self.set_dir / VERIFIER).read_bytes()
+        if hashlib.sha256(source).hexdigest() != self.hashes.get(VERIFIER):
+            return
+        code = compile(source, str(self.set_dir / VERIFIER), "exec", dont_inherit=True,
+                       optimize=0)  # asserts kept, whatever -O the harness runs with
+        # PEP 552's header: magic, flags (0: by timestamp), the source's mtime (unused when a
+        # .pyc is run directly) and size.
+        data = MAGIC_NUMBER + bytes(8) + len(source).to_bytes(4, "little") + marshal.dumps(code)
+        atomic_write_bytes(target, data)
+        self.compiled, self.compiled_sha256 = target, hashlib.sha256(data).hexdigest()
 
     def changes(self) -> list[str]:
-        """What differs from the hashes taken when the set was made."""
-        return differences(self.hashes, digests(self.set_dir) if self.set_dir.is_dir() else {})
+        """What differs from the hashes taken when the set (and its bytecode) was made."""
+        found = differences(self.hashes, digests(self.set_dir) if self.set_dir.is_dir() else {})
+        if self.compiled is not None and _entry(self.compiled) != self.compiled_sha256:
+            found.append(f"{self.compiled.name} changed")
+        return found
 
     def verify(self, bed: Path, restore: bool, env: dict[str, str]) -> Verdict:
         """The escrowed verifier on ``bed``, after checking that it is still the one escrowed."""
@@ -142,8 +176,8 @@ class Escrowed:
             return Verdict(None, [f"APG_TAMPERED escrow:{c}" for c in changes])
         # -S as well as -I: the verifier is stdlib only, and the site module (a virtualenv's .pth
         # files) would add 2-3 ms of CPU to each of an attempt's two verifies.
-        argv = [sys.executable, "-I", "-S", str(self.set_dir / VERIFIER), str(bed),
-                str(self.set_dir)]
+        script = self.compiled or self.set_dir / VERIFIER
+        argv = [sys.executable, "-I", "-S", str(script), str(bed), str(self.set_dir)]
         finished = proc.run([*argv, *(["--restore"] if restore else [])], cwd=self.set_dir,
                             env=env, guard=False)
         text = finished.error or finished.stderr.decode(errors="replace")
