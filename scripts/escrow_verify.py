@@ -16,12 +16,16 @@ Every line it prints goes to stderr and starts with a token:
 
     APG_ESCROW_MISMATCH <file> <change>      a baseline file differs from its escrowed copy
                                              (modified, missing, truncated, replaced, added)
+    APG_ESCROW_MISMATCH objects/<sha256> <change>
+                                             an object of the whole-bed snapshot (what reset
+                                             restores) is not the one escrow copied (modified,
+                                             missing, replaced; objects/ itself: missing, replaced)
     APG_ESCROW_MISMATCH tag <tag> <change>   the baseline tag (deleted, moved, recreated, missing)
     APG_TAMPERED <path> <change>             judging code changed (modified, added, removed,
                                              replaced-by-symlink|file|other, retargeted,
                                              made-executable, made-non-executable); always a
                                              failure, never restored
-    APG_ESCROW_RESTORED <what>               --restore rewrote a baseline file or the tag
+    APG_ESCROW_RESTORED <what>               --restore rewrote a baseline file, an object or the tag
     APG_ESCROW_RESTORE_FAILED <what> <why>   --restore could not repair it
     APG_ESCROW_NONE ...                      no single escrow set matches (selection fails closed)
     APG_ESCROW_SELECTED <dir>                the set chosen from escrow metadata
@@ -63,6 +67,10 @@ FORMAT = 1
 ESCROW_JSON = "escrow.json"
 BUNDLE = "tag.bundle"
 BASELINE_SUBDIR = "baseline"
+# The whole-bed snapshot's objects (by sha256) in the baseline directory, and their escrowed
+# copies, one after another in one file beside the escrowed baseline files.
+OBJECTS = "objects"
+OBJECTS_PACK = "objects.pack"
 VERIFIER = "escrow_verify.py"
 DEFAULT_FIXTURES = ("kb_docs", "canvas_home")
 # Caches and VCS data never count as judging code.
@@ -790,6 +798,51 @@ def check_baseline(set_dir: str, escrow: Entry) -> List[Finding]:
     return found
 
 
+def _object_intact(path: str, sha: str, record: Entry) -> Optional[str]:
+    """None when the object at ``path`` is as escrow recorded it, else its change. An ``lstat``
+    equal to the recorded identity (inode, size, mtime, ctime) needs no read: every write moves
+    ctime, which only CAP_SYS_TIME could set back; otherwise the bytes must hash to the name."""
+    try:
+        st = os.lstat(path)
+    except FileNotFoundError:
+        return "missing"
+    except OSError:
+        return "replaced"
+    if not stat.S_ISREG(st.st_mode):
+        return "replaced"
+    if (st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns) == (
+            record.get("inode"), record.get("size"), record.get("mtime_ns"), record.get("ctime_ns")):
+        return None
+    try:
+        same = st.st_size == record.get("size") and hash_path(path)[0] == sha
+    except OSError:
+        return "replaced"
+    return None if same else "modified"
+
+
+def check_objects(escrow: Entry) -> List[Finding]:
+    """(``objects/<sha256>``, change) for every object of the whole-bed snapshot that is not the
+    one escrow copied; an escrow made before objects were escrowed records none."""
+    baseline = escrow["baseline"]
+    recorded = baseline.get("objects") or {}
+    if not recorded:
+        return []
+    folder = os.path.join(baseline["dir"], OBJECTS)
+    try:
+        if not stat.S_ISDIR(os.lstat(folder).st_mode):
+            return [(OBJECTS + "/", "replaced")]
+    except FileNotFoundError:
+        return [(OBJECTS + "/", "missing")]
+    except OSError:
+        return [(OBJECTS + "/", "replaced")]
+    found: List[Finding] = []
+    for sha, record in sorted(recorded.items()):
+        change = _object_intact(os.path.join(folder, sha), sha, record)
+        if change is not None:
+            found.append((f"{OBJECTS}/{sha}", change))
+    return found
+
+
 def check_tag(escrow: Entry, bed: str, live: Optional[Entry] = None) -> List[Finding]:
     baseline = escrow["baseline"]
     if live is None:
@@ -877,6 +930,52 @@ def restore_baseline(set_dir: str, escrow: Entry, found: List[Finding]) -> None:
         say("APG_ESCROW_RESTORED", _show(name))
 
 
+def restore_objects(set_dir: str, escrow: Entry, found: List[Finding]) -> None:
+    """Put each object ``found`` back from the escrowed pack (checked by its name); a folder
+    that is not one is made a real folder again, and every object written back into it."""
+    import tempfile
+
+    baseline = escrow["baseline"]
+    folder = os.path.join(baseline["dir"], OBJECTS)
+    names = [name for name, _change in found]
+    try:
+        if OBJECTS + "/" in names:
+            _remove(folder)
+            names = [f"{OBJECTS}/{sha}" for sha in sorted(baseline["objects"])]
+        os.makedirs(folder, exist_ok=True)
+        pack = os.open(os.path.join(set_dir, BASELINE_SUBDIR, OBJECTS_PACK), _READ_FLAGS)
+    except OSError as exc:
+        say("APG_ESCROW_RESTORE_FAILED", f"{OBJECTS}/ {exc}")
+        return
+    try:
+        for name in names:
+            sha = name.split("/", 1)[1]
+            record = baseline["objects"][sha]
+            try:
+                data = os.pread(pack, int(record["size"]), int(record["offset"]))
+                if hashlib.sha256(data).hexdigest() != sha:
+                    raise OSError("its escrowed copy does not match its name")
+                fd, tmp = tempfile.mkstemp(prefix=f".{sha[:12]}.", suffix=".restore", dir=folder)
+                try:
+                    with os.fdopen(fd, "wb") as handle:
+                        handle.write(data)
+                        os.fchmod(handle.fileno(), int(record.get("mode", 0o600)))
+                        os.fsync(handle.fileno())
+                    destination = os.path.join(folder, sha)
+                    if os.path.isdir(destination) and not os.path.islink(destination):
+                        _remove(destination)
+                    os.replace(tmp, destination)
+                finally:
+                    if os.path.lexists(tmp):
+                        os.unlink(tmp)
+            except OSError as exc:
+                say("APG_ESCROW_RESTORE_FAILED", f"{_show(name)} {exc}")
+                continue
+            say("APG_ESCROW_RESTORED", _show(name))
+    finally:
+        os.close(pack)
+
+
 def restore_tag(set_dir: str, escrow: Entry, bed: str) -> None:
     """Point the tag at its escrowed object again: the bundle's objects are read into the bed's
     object store when it lacks them (``git bundle unbundle``: no transport, no fetch), then the
@@ -937,9 +1036,10 @@ def verify(bed: str, set_dir: str, restore: bool) -> int:
             f"escrowed for: {_show(escrow['approot_real'])}")
         return 2
     mismatches = check_baseline(set_dir, escrow)
+    objects = check_objects(escrow)
     live = scan_tree(escrow["judging"]["roots"])
     tag = check_tag(escrow, bed)
-    report_mismatches(mismatches, tag)
+    report_mismatches(mismatches + objects, tag)
     tampered = compare_tree(escrow["judging"]["files"], live)
     for path, change in tampered:
         say("APG_TAMPERED", f"{_show(path)} {change}")
@@ -947,14 +1047,18 @@ def verify(bed: str, set_dir: str, restore: bool) -> int:
     if planted:
         say("APG_ESCROW_DDEV_PLANTED", f"{_show(planted)} is in a bed recorded as embedded "
             "(.ai-proving-ground/bed.json): ignored for the driver choice; apg reset removes it")
-    if restore and (mismatches or tag):
+    if restore and (mismatches or objects or tag):
         if mismatches:
             restore_baseline(set_dir, escrow, mismatches)
+            objects = check_objects(escrow)  # a baseline directory made real again has none
+        if objects:
+            restore_objects(set_dir, escrow, objects)
         if tag:
             restore_tag(set_dir, escrow, bed)
-        mismatches, tag = check_baseline(set_dir, escrow), check_tag(escrow, bed)
-        report_mismatches(mismatches, tag)
-    if mismatches or tag or tampered:
+        mismatches, objects = check_baseline(set_dir, escrow), check_objects(escrow)
+        tag = check_tag(escrow, bed)
+        report_mismatches(mismatches + objects, tag)
+    if mismatches or objects or tag or tampered:
         return 1
     say("APG_ESCROW_OK", str(escrow["set_key"]))
     return 0

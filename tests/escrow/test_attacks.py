@@ -6,6 +6,9 @@ touches judging code.
 
 from __future__ import annotations
 
+import contextlib
+import hashlib
+import io
 import json
 import os
 from collections.abc import Callable
@@ -173,6 +176,43 @@ def counts_changed(e: Escrowed) -> None:
     counts.write_text(changed)
 
 
+# The whole-bed snapshot: what reset makes the bed equal to (bed.<set>.json and objects/).
+SITE = "config/sync/system.site.yml"
+FORGED = b"name: forged by an attempt\n"
+
+
+def _site_object(e: Escrowed) -> Path:
+    return e.baseline.objects / hashlib.sha256((e.bed / SITE).read_bytes()).hexdigest()
+
+
+def listing_forged(e: Escrowed) -> None:
+    # Content-addressed, so the attempt plants an object that really is its bytes' hash and
+    # points the listing's entry at it: every check of an object by its name passes.
+    sha = hashlib.sha256(FORGED).hexdigest()
+    (e.baseline.objects / sha).write_bytes(FORGED)
+    listing = e.baseline.bed_snapshot
+    data = json.loads(listing.read_text())
+    entry = next(x for x in data["entries"] if x["path"] == SITE)
+    entry.update(data=sha, size=len(FORGED))
+    listing.write_text(json.dumps(data))
+
+
+def object_changed(e: Escrowed) -> None:
+    with _site_object(e).open("r+b") as handle:  # in place: same inode, same size
+        handle.write(b"X")
+
+
+def object_deleted(e: Escrowed) -> None:
+    _site_object(e).unlink()
+
+
+def objects_redirected(e: Escrowed) -> None:
+    objects = e.baseline.objects
+    moved = e.bed.parent / "moved-objects"
+    os.rename(objects, moved)
+    os.symlink(moved, objects)
+
+
 def baseline_dir_redirected(e: Escrowed) -> None:
     directory = e.baseline.directory
     moved = e.bed.parent / "moved-baselines"
@@ -182,7 +222,8 @@ def baseline_dir_redirected(e: Escrowed) -> None:
 
 def _name(e: Escrowed, stem: str) -> str:
     return {"dump": f"db.{e.key}.dump", "sidecar": f"files.{e.key}.tar.gz.json",
-            "config": f"config.{e.key}.json", "counts": f"counts.{e.key}.json"}[stem]
+            "config": f"config.{e.key}.json", "counts": f"counts.{e.key}.json",
+            "listing": f"bed.{e.key}.json", "object": f"objects/{_site_object(e).name}"}[stem]
 
 
 JUDGING: dict[str, tuple[Attack, list[str]]] = {
@@ -215,15 +256,21 @@ BASELINE: dict[str, tuple[Attack, list[str]]] = {
     "config-replaced-by-symlink": (config_replaced_by_symlink,
                                    ["APG_ESCROW_MISMATCH {config} replaced"]),
     "counts-changed": (counts_changed, ["APG_ESCROW_MISMATCH {counts} modified"]),
+    "listing-forged": (listing_forged, ["APG_ESCROW_MISMATCH {listing} modified"]),
+    "object-changed": (object_changed, ["APG_ESCROW_MISMATCH {object} modified"]),
+    "object-deleted": (object_deleted, ["APG_ESCROW_MISMATCH {object} missing"]),
+    "objects-redirected": (objects_redirected, ["APG_ESCROW_MISMATCH objects/ replaced"]),
     "baseline-dir-redirected": (baseline_dir_redirected,
                                 ["APG_ESCROW_MISMATCH .ai-proving-ground/ replaced"]),
 }
 
 
 def _expected(e: Escrowed, lines: list[str]) -> list[str]:
-    return [line.format(tag=e.tag, dump=_name(e, "dump"), sidecar=_name(e, "sidecar"),
-                        config=_name(e, "config"), counts=_name(e, "counts"))
-            for line in lines]
+    # Only the names a line uses: the object's needs the baseline directory, which an attack
+    # may have made a link.
+    return [line.format(tag=e.tag, **{stem: _name(e, stem) for stem in (
+        "dump", "sidecar", "config", "counts", "listing", "object") if f"{{{stem}}}" in line})
+        for line in lines]
 
 
 @pytest.mark.parametrize("case", list(JUDGING) + list(BASELINE))
@@ -393,3 +440,29 @@ def test_an_escrow_made_before_the_config_export_was_escrowed_still_verifies(
     meta.write_text(json.dumps(data))
     assert escrowed.baseline.config_export.is_file()
     assert escrowed.verify().lines == [f"APG_ESCROW_OK {escrowed.key}"]
+
+
+def test_a_forged_listing_is_what_reset_would_restore_until_verify_puts_it_back(
+        escrowed: Escrowed) -> None:
+    """The attack the escrow of the whole-bed snapshot closes: with the listing forged, a reset
+    writes the attempt's bytes into the bed (APG_RESET_OK); verify names the listing, --restore
+    puts it back, and the reset after it restores the baseline's bytes."""
+    from ai_proving_ground.baselines.reset import reset
+    from ai_proving_ground.fixtures import DEFAULT_FIXTURES
+    from ai_proving_ground.sites.embedded.driver import EmbeddedSite
+
+    site = escrowed.bed / SITE
+    before = site.read_bytes()
+    listing_forged(escrowed)
+    site.write_text("name: changed by the attempt\n")
+    with contextlib.redirect_stderr(io.StringIO()):
+        reset(escrowed.bed, list(DEFAULT_FIXTURES), EmbeddedSite(escrowed.bed))
+    assert site.read_bytes() == FORGED  # what a forged listing buys without the escrow
+    result = escrowed.verify("--restore")
+    assert f"APG_ESCROW_MISMATCH bed.{escrowed.key}.json modified" in result.lines, result.err
+    assert f"APG_ESCROW_RESTORED bed.{escrowed.key}.json" in result.lines
+    assert result.rc == 0 and result.lines[-1] == f"APG_ESCROW_OK {escrowed.key}"
+    with contextlib.redirect_stderr(io.StringIO()):
+        reset(escrowed.bed, list(DEFAULT_FIXTURES), EmbeddedSite(escrowed.bed))
+    assert site.read_bytes() == before
+    assert escrowed.verify().rc == 0

@@ -49,7 +49,17 @@ def test_escrow_writes_the_set_and_prints_its_directory(
         f"{stem}.{key}{suffix}" for stem, suffix in [
             ("db", ".dump"), ("files", ".tar.gz"), ("files", ".tar.gz.json"), ("files", ".list"),
             ("grader", ".sha256"), ("grader", ".files"), ("versions", ".json"), ("config", ".json"),
-            ("counts", ".json"), ("baseline", ".json")])
+            ("counts", ".json"), ("bed", ".json"), ("baseline", ".json")])
+    # Each object the whole-bed listing names is copied into one pack, its identity kept.
+    listing = json.loads((bed / ".ai-proving-ground" / f"bed.{key}.json").read_text())
+    named = {e["data"] for e in listing["entries"] if e["kind"] == "file"}
+    assert named and sorted(baseline["objects"]) == sorted(named)
+    pack = (set_dir / "baseline" / "objects.pack").read_bytes()
+    for sha, record in baseline["objects"].items():
+        copy = pack[record["offset"]:record["offset"] + record["size"]]
+        assert hashlib.sha256(copy).hexdigest() == sha
+        info = (bed / ".ai-proving-ground" / "objects" / sha).stat()
+        assert (record["inode"], record["ctime_ns"]) == (info.st_ino, info.st_ctime_ns)
     # Every escrowed file is there with the recorded hash; the bed's copies hash the same.
     for relative, digest in data["escrowed"].items():
         assert _sha(set_dir / relative) == digest

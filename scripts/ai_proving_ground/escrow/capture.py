@@ -42,6 +42,7 @@ from ai_proving_ground.escrow.locations import (
     project_name,
 )
 from ai_proving_ground.escrow.mounts import check_destination
+from ai_proving_ground.escrow.snapshot_objects import escrow_objects, listing_names
 from ai_proving_ground.escrow.verifier import LAUNCHER, LAUNCHER_TEXT
 from ai_proving_ground.faults import crashpoint
 from ai_proving_ground.fixtures import FixtureSet, load_set
@@ -98,12 +99,14 @@ def escrow(approot: Path, names: Sequence[str], force: bool = False, root: Path 
 def baseline_names(set_key: str) -> list[str]:
     """Every baseline file of a set, the dump first. The config export and the content counts
     are among them: ``site_unchanged`` grades the live site against both, so a forged one would
-    be a forged grade."""
+    be a forged grade; and the whole-bed listing, which says what reset restores (with the
+    objects it names: :mod:`ai_proving_ground.escrow.snapshot_objects`)."""
     baseline = Baseline(Path("."), set_key)
     snapshot = snapshot_paths(Path("."), set_key)
     return [p.name for p in (baseline.dump, snapshot.archive, snapshot.sidecar, snapshot.listing,
                              baseline.grader_sha256, baseline.grader_files, baseline.versions,
-                             baseline.config_export, baseline.content_counts, baseline.metadata)]
+                             baseline.config_export, baseline.content_counts,
+                             baseline.bed_snapshot, baseline.metadata)]
 
 
 def _refuse_moved_tag(baseline: Baseline, tag_state: dict[str, Any],
@@ -117,15 +120,19 @@ def _refuse_moved_tag(baseline: Baseline, tag_state: dict[str, Any],
                        "apg reset points it back, or recapture the baseline, then escrow")
 
 
-def _fill(staging: Path, approot: Path, fixture_set: FixtureSet, location: BaselineLocation,
-          baseline: Baseline, tag_state: dict[str, Any], verifier: ModuleType,
-          settings: Settings) -> None:
-    os.chmod(staging, 0o700)
-    copies = staging / verifier.BASELINE_SUBDIR
+def _copy_baseline(copies: Path, location: BaselineLocation, baseline: Baseline,
+                   verifier: ModuleType) -> tuple[dict[str, Any], dict[str, str], dict[str, Any]]:
+    """Copy the set's baseline files (every set's whole-bed listing among them) into ``copies``,
+    then the objects the listings name: each file's record, the copies' hashes by their path in
+    the set, and each object's record."""
     copies.mkdir(mode=0o700)
     files: dict[str, dict[str, Any]] = {}
     escrowed: dict[str, str] = {}
-    for name in baseline_names(fixture_set.key):
+    own = baseline.bed_snapshot.name
+    listed = listing_names(location.directory, own)
+    names = baseline_names(baseline.set_key)
+    names[names.index(own):names.index(own) + 1] = listed
+    for name in names:
         source = location.directory / name
         if not os.path.lexists(source):
             say(SKIPPED, f"{name} (not in {location.directory})")
@@ -133,6 +140,18 @@ def _fill(staging: Path, approot: Path, fixture_set: FixtureSet, location: Basel
             continue
         files[name] = copy_hashed(source, copies / name)
         escrowed[f"{verifier.BASELINE_SUBDIR}/{name}"] = files[name]["sha256"]
+    listings = [copies / name for name in listed if not files[name].get("absent")]
+    objects, pack_sha256 = escrow_objects(baseline.objects, listings, copies / verifier.OBJECTS_PACK)
+    escrowed[f"{verifier.BASELINE_SUBDIR}/{verifier.OBJECTS_PACK}"] = pack_sha256
+    return files, escrowed, objects
+
+
+def _fill(staging: Path, approot: Path, fixture_set: FixtureSet, location: BaselineLocation,
+          baseline: Baseline, tag_state: dict[str, Any], verifier: ModuleType,
+          settings: Settings) -> None:
+    os.chmod(staging, 0o700)
+    files, escrowed, objects = _copy_baseline(staging / verifier.BASELINE_SUBDIR, location,
+                                              baseline, verifier)
     bundle = staging / verifier.BUNDLE
     # The bundle is made from a private git directory holding only the tag's ref: the bed's
     # repository config (which could name programs) is never read, and no transport is used.
@@ -168,6 +187,7 @@ def _fill(staging: Path, approot: Path, fixture_set: FixtureSet, location: Basel
             "tag_commit": tag_state["commit"],
             "tag_state": tag_state,
             "files": files,
+            "objects": objects,
         },
         "bundle": verifier.BUNDLE,
         "verifier": verifier.VERIFIER,
@@ -200,8 +220,9 @@ def _self_check(staging: Path, approot: Path, verifier: ModuleType) -> None:
     except verifier.EscrowError as exc:
         raise ApgError("APG_ESCROW_CHANGED", f"an escrowed copy changed while it was written ({exc}); "
                        "stop writers to the bed and escrow again") from None
-    problems = verifier.check_baseline(str(staging), escrow_data) + verifier.check_tag(
-        escrow_data, str(approot))
+    problems = (verifier.check_baseline(str(staging), escrow_data)
+                + verifier.check_objects(escrow_data)
+                + verifier.check_tag(escrow_data, str(approot)))
     if problems:
         label = escrow_data["baseline"]["label"]
         detail = "; ".join(f"{name} {change}" for name, change in problems)
