@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import hashlib
 import os
 import shutil
 import subprocess
@@ -106,6 +107,13 @@ def test_under_a_system_or_oldest_supported_python(escrowed: Escrowed, which: st
     (escrowed.bed / "recipes" / "apg_base" / "recipe.yml").chmod(0o700)
     result = escrowed.verify(python=python)
     assert (result.rc, result.findings) == (1, ["APG_TAMPERED recipes/apg_base/recipe.yml made-executable"])
+    # The whole-bed snapshot's objects: checked, and put back from the escrowed pack.
+    obj = sorted(escrowed.baseline.objects.iterdir())[0]
+    obj.write_bytes(obj.read_bytes() + b"changed")
+    result = escrowed.verify("--restore", python=python)
+    assert f"APG_ESCROW_MISMATCH objects/{obj.name} modified" in result.lines, result.err
+    assert f"APG_ESCROW_RESTORED objects/{obj.name}" in result.lines
+    assert hashlib.sha256(obj.read_bytes()).hexdigest() == obj.name
 
 
 def test_the_verifier_reads_no_yaml_and_runs_no_bed_code(escrowed: Escrowed) -> None:
