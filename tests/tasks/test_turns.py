@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
+from dataclasses import fields
 from pathlib import Path
 from typing import Any
 
@@ -17,7 +18,13 @@ from ai_proving_ground.errors import ApgError
 from ai_proving_ground.tasks.dataset import load_dataset
 from ai_proving_ground.telltale.check import check_dataset
 from ai_proving_ground.transcripts.record import CommandRun, TokenUsage, Transcript
-from ai_proving_ground.transcripts.turns import merge, own_usage, session_part
+from ai_proving_ground.transcripts.turns import (
+    KEPT_FROM_FIRST,
+    merge,
+    own_usage,
+    session_part,
+    summed_fields,
+)
 from ai_proving_ground.yamldump import dumps
 
 Run = Callable[..., Any]
@@ -201,12 +208,16 @@ def test_the_turns_of_a_conversation_are_summed() -> None:
                        [first])
     assert second.usage == TokenUsage(3060, 66)
     assert own_usage("claude-code", second, [first]) == second  # its totals are the turn's
-    whole = merge([first, second], "transcript.json")
+    whole = merge([first, second])
     assert (whole.usage, whole.turns, whole.tool_calls, whole.cost_usd) == (
         TokenUsage(4060, 86), 4, 3, 0.75)
     assert (whole.final_reply, whole.session_id, whole.tools_used) == (
         "done", "s", {"exec_command": 3})
-    assert merge([first, transcript(cost_usd=None)], "t").cost_usd is None  # not a partial sum
+    assert whole.source == "turns/*/transcript.json" and merge([first]) == first
+    assert merge([first, transcript(cost_usd=None)]).cost_usd is None  # not a partial sum
+    # Every field of the record is summed, joined or chosen: none taken from turn 1 by oversight.
+    assert set(summed_fields([first, second])) | KEPT_FROM_FIRST == {
+        f.name for f in fields(Transcript)}
 
 
 def test_a_turn_keeps_its_own_part_of_a_shared_session_file() -> None:

@@ -71,7 +71,7 @@ def _parse(run_dir: Path, agent: str) -> Transcript | None:
     if len(sent) < 2:
         return parse_run(run_dir, agent)
     turns = parse_turns(run_dir, agent, sent)
-    return merge(turns, TRANSCRIPT_FILE) if turns else None
+    return merge(turns) if turns else None
 
 
 def _run_dir(value: str, approot: str | None) -> Path:

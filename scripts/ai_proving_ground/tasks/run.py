@@ -11,6 +11,8 @@ The run directory is ``<baseline dir>/runs/<run-id>/`` (beside the baselines, so
 ``transcript.json`` and an agent CLI's raw output, copied out of ``work/`` after the adapter
 ``work/``, ``home/``, ``tmp/``  the adapter's ``APG_RUN_DIR``, ``HOME``, ``TMPDIR``; ``work/git`` its
                  own ``GIT_DIR`` (the bed's ``.git`` is the harness's, hidden from it)
+``turns/<n>/``   a task of several turns: each turn's files (``tasks.turns``), the adapter run
+                 again for each later turn, resuming its session
 
 Confined (``tasks.sandboxing``), the adapter writes only the bed, ``work/``, HOME and TMPDIR;
 apg's records it can read, not change, and apg checks each before use (``tasks.run_files``:

@@ -294,7 +294,7 @@ class Conversation:
         record["turns"] = [e.as_json() for e in self.entries]
         if not self.kept:
             return None
-        whole = merge(self.kept, transcripts.TRANSCRIPT_FILE) if len(self.kept) > 1 else self.kept[0]
+        whole = merge(self.kept)
         write_record(self.run_dir / transcripts.TRANSCRIPT_FILE, whole)
         record["agent_transcript"] = whole.summary(transcripts.TRANSCRIPT_FILE)
         return transcripts.no_attempt_reason(whole)

@@ -17,6 +17,7 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 from ai_proving_ground.transcripts import codex, parse_run
 from ai_proving_ground.transcripts.record import TokenUsage, Transcript
@@ -26,6 +27,8 @@ from ai_proving_ground.transcripts.record import TokenUsage, Transcript
 SESSION_HEADER: dict[str, str] = {codex.AGENT: "session_meta"}
 # Where a later turn's files are, under the run directory: turns/<n>/.
 TURNS_DIR = "turns"
+# The source a conversation's summed record names: each turn's own, turns/<n>/transcript.json.
+MERGED_SOURCE = f"{TURNS_DIR}/*/transcript.json"
 # Agents whose resumed run reports the whole session's usage so far in its turn totals, not the
 # turn's: Codex 0.169's ``turn.completed`` after ``exec resume`` (a first turn of 1000/20 tokens
 # and a second of 3060/66, one server's figures: the second reported 4060/86).
@@ -74,35 +77,47 @@ def parse_turns(run_dir: Path, agent: str, sent: Sequence[int]) -> list[Transcri
     return found
 
 
-def merge(turns: Sequence[Transcript], source: str) -> Transcript:
+def merge(turns: Sequence[Transcript]) -> Transcript:
     """The conversation's record: the turns' counts and usage summed, their lists joined in
     order, the model and session of the first that names them, the last turn's reply. Cost is
-    the sum when every turn reports one (None when none does). ``source`` names where the turns'
-    own records are."""
-    first = turns[0]
+    the sum when every turn reports one (None when none does). Its ``source`` is
+    :data:`MERGED_SOURCE`, the turns' own records; of one turn, that turn's record."""
+    if len(turns) == 1:
+        return turns[0]
+    return replace(turns[0], **summed_fields(turns))
+
+
+# What every turn of one agent's conversation shares, taken from the first.
+KEPT_FROM_FIRST = frozenset({"agent", "developer"})
+
+
+def summed_fields(turns: Sequence[Transcript]) -> dict[str, Any]:
+    """Every other field of the conversation's record (a test holds that none is left out)."""
     usage = TokenUsage(**{name: sum(getattr(t.usage, name) for t in turns)
                           for name in TokenUsage.__dataclass_fields__})
     costs = [t.cost_usd for t in turns if t.cost_usd is not None]
     sources = {t.usage_source for t in turns if t.usage_source is not None}
-    return replace(
-        first, source=source,
-        model=next((t.model for t in turns if t.model), None),
-        model_tag=next((t.model_tag for t in turns if t.model_tag), None),
-        cli_version=next((t.cli_version for t in turns if t.cli_version), None),
-        session_id=next((t.session_id for t in turns if t.session_id), None),
-        turns=sum(t.turns for t in turns), tool_calls=sum(t.tool_calls for t in turns),
-        commands=tuple(c for t in turns for c in t.commands),
-        files_read=tuple(dict.fromkeys(f for t in turns for f in t.files_read)),
-        files_written=tuple(dict.fromkeys(f for t in turns for f in t.files_written)),
-        tools_used=dict(sum((Counter(t.tools_used) for t in turns), Counter())),
-        skills_used=tuple(dict.fromkeys(s for t in turns for s in t.skills_used)),
-        permission_denials=tuple(d for t in turns for d in t.permission_denials),
-        usage=usage,
-        cost_usd=round(sum(costs), 10) if len(costs) == len(turns) else None,
-        errors=tuple(e for t in turns for e in t.errors),
-        final_reply=turns[-1].final_reply,
-        completed=all(t.completed for t in turns),
+    return {
+        "source": MERGED_SOURCE,
+        "model": next((t.model for t in turns if t.model), None),
+        "model_tag": next((t.model_tag for t in turns if t.model_tag), None),
+        "cli_version": next((t.cli_version for t in turns if t.cli_version), None),
+        "session_id": next((t.session_id for t in turns if t.session_id), None),
+        "turns": sum(t.turns for t in turns), "tool_calls": sum(t.tool_calls for t in turns),
+        "commands": tuple(c for t in turns for c in t.commands),
+        "files_read": tuple(dict.fromkeys(f for t in turns for f in t.files_read)),
+        "files_written": tuple(dict.fromkeys(f for t in turns for f in t.files_written)),
+        "tools_used": dict(sum((Counter(t.tools_used) for t in turns), Counter())),
+        "skills_used": tuple(dict.fromkeys(s for t in turns for s in t.skills_used)),
+        "permission_denials": tuple(d for t in turns for d in t.permission_denials),
+        "usage": usage,
+        "cost_usd": round(sum(costs), 10) if len(costs) == len(turns) else None,
+        "errors": tuple(e for t in turns for e in t.errors),
+        "final_reply": turns[-1].final_reply,
+        "completed": all(t.completed for t in turns),
         # One source when the turns agree; else the last turn's (a turn stopped part-way).
-        usage_source=sources.pop() if len(sources) == 1 else turns[-1].usage_source,
-        partial=any(t.partial for t in turns),
-    )
+        "usage_source": sources.pop() if len(sources) == 1 else turns[-1].usage_source,
+        "partial": any(t.partial for t in turns),
+        "unconfirmed_commands": tuple(c for t in turns for c in t.unconfirmed_commands),
+        "unverified": tuple(dict.fromkeys(u for t in turns for u in t.unverified)),
+    }
