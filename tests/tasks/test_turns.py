@@ -18,6 +18,7 @@ from ai_proving_ground.errors import ApgError
 from ai_proving_ground.tasks.dataset import load_dataset
 from ai_proving_ground.telltale.check import check_dataset
 from ai_proving_ground.transcripts.record import CommandRun, TokenUsage, Transcript
+from ai_proving_ground.transcripts.startup import Startup
 from ai_proving_ground.transcripts.turns import (
     KEPT_FROM_FIRST,
     merge,
@@ -215,6 +216,9 @@ def test_the_turns_of_a_conversation_are_summed() -> None:
         "done", "s", {"exec_command": 3})
     assert whole.source == "turns/*/transcript.json" and merge([first]) == first
     assert merge([first, transcript(cost_usd=None)]).cost_usd is None  # not a partial sum
+    shown = merge([transcript(startup=Startup(True, ("a",), ("s",))),
+                   transcript(startup=Startup(True, ("b",), ("s",)))]).startup
+    assert shown == Startup(True, ("a", "b"), ("s",))  # a leak in any turn's start-up shows
     # Every field of the record is summed, joined or chosen: none taken from turn 1 by oversight.
     assert set(summed_fields([first, second])) | KEPT_FROM_FIRST == {
         f.name for f in fields(Transcript)}

@@ -21,6 +21,7 @@ from typing import Any
 
 from ai_proving_ground.transcripts import codex, parse_run
 from ai_proving_ground.transcripts.record import TokenUsage, Transcript
+from ai_proving_ground.transcripts.startup import Startup
 
 # Agent -> the type of its session file's header lines, which name the session, the CLI and its
 # version once at the top: kept in every turn's part, so each part parses on its own.
@@ -120,4 +121,15 @@ def summed_fields(turns: Sequence[Transcript]) -> dict[str, Any]:
         "partial": any(t.partial for t in turns),
         "unconfirmed_commands": tuple(c for t in turns for c in t.unconfirmed_commands),
         "unverified": tuple(dict.fromkeys(u for t in turns for u in t.unverified)),
+        "startup": _startups([t.startup for t in turns if t.startup is not None]),
     }
+
+
+def _startups(found: Sequence[Startup]) -> Startup | None:
+    """What every turn's start-up showed, together (each launch of the CLI could show a leak)."""
+    if not found:
+        return None
+    return Startup(seen=any(s.seen for s in found),
+                   mcp_servers=tuple(dict.fromkeys(m for s in found for m in s.mcp_servers)),
+                   skills=tuple(dict.fromkeys(k for s in found for k in s.skills)),
+                   plugins=tuple(dict.fromkeys(p for s in found for p in s.plugins)))
