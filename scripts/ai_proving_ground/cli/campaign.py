@@ -122,7 +122,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         settings = Settings.from_environ()
         with tempfile.TemporaryDirectory(prefix="apg-quick-") as scratch:
             spec_path = spec.find_spec(args.spec) if args.spec else _quick(args, Path(scratch))
-            campaign_validate.refuse_telltales(spec_path.absolute(), settings)  # as validate does
+            campaign_validate.check_spec(spec_path.absolute(), settings)  # as validate does
             options = runner.RunnerOptions(
                 spec_path=spec_path, out=Path(args.out) if args.out else None, jobs=args.jobs,
                 dry_run=args.dry_run, beds=Path(args.beds) if args.beds else None,

@@ -5,8 +5,11 @@ Beyond its schema (file:line:col: $.path errors), no task's prompt may hold a te
 gives the evaluation away (APG_TELLTALE_WORD, one line per finding). --words replaces the default
 list (eval, evaluation, fixture, grader, grading, benchmark, test harness, rubric, hidden
 verifier), comma-separated; words match whole, case-insensitive, plural included.
+A dataset that declares a ``runbook:`` (entries, or a file of them) must cover each entry by a
+task's ``covers:`` (APG_RUNBOOK_UNCOVERED, file:line:col of each uncovered entry).
 Prints APG_DATASET_VALID with the task count. Exit codes: 0 valid; 2 usage, a dataset not found
-or invalid (APG_DATASET_NOT_FOUND, APG_DATASET_INVALID), or a telltale word (APG_TELLTALE_WORD).
+or invalid (APG_DATASET_NOT_FOUND, APG_DATASET_INVALID, APG_RUNBOOK_INVALID), a telltale word
+(APG_TELLTALE_WORD) or an uncovered runbook entry (APG_RUNBOOK_UNCOVERED).
 """
 
 from __future__ import annotations
@@ -15,6 +18,7 @@ import argparse
 from collections.abc import Sequence
 from pathlib import Path
 
+from ai_proving_ground import runbook
 from ai_proving_ground.cli.common import ArgumentParser, run
 from ai_proving_ground.report import say
 from ai_proving_ground.settings import Settings
@@ -45,6 +49,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         settings = Settings.from_environ()
         dataset = load_dataset(resolve_dataset_path(args.ref, Path.cwd(), settings))
         refuse(check_dataset(dataset, args.words))
+        runbook.refuse(runbook.check_dataset(dataset.path))
         say("APG_DATASET_VALID", f"{dataset.path}: {len(dataset.tasks)} task(s), no telltale word")
         return 0
 
