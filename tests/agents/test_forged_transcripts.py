@@ -6,7 +6,8 @@ tees there (``codex.jsonl``, ``claude-code.jsonl``) loses the forbidden command 
 read of the skill's SKILL.md it never made, and Codex's session file (``codex-sessions/``) the
 same. Neither counts: the stream apg parses is its own capture of the adapter's stdout, and a
 session call the stream does not show is kept apart (``unconfirmed_commands``), never scored.
-That a real read still counts is test_behaviour_real_clis' reads-skill case.
+That a real read still counts is test_behaviour_real_clis' reads-skill case. What is still open
+is a strict xfail: a command that writes into the adapter's stdout pipe through /proc.
 """
 
 from __future__ import annotations
@@ -114,3 +115,20 @@ def test_forged_work_folder_lines_never_count(agent: str, drive: Drive, cli_bed:
     assert behaviour["no-view-run"]["passed"] is False
     assert behaviour["no-view-run"]["evidence"] == [FORBIDDEN]
     assert details["verdict"] == "fail"
+
+
+@pytest.mark.xfail(strict=True, reason="known hole (README, Transcripts: what remains): the agent's "
+                   "commands run as the CLI's account, so one that opens /proc/<tee>/fd/1 adds "
+                   "lines to the stream apg captures")
+def test_a_line_written_into_the_adapters_stdout_through_proc_does_not_count(
+        drive: Drive, cli_bed: Path) -> None:
+    skill_md = cli_bed / "web" / "sites" / "default" / "files" / SKILL / "SKILL.md"
+    line = forged_lines("codex", skill_md)["codex.jsonl"][0]
+    encoded = base64.b64encode((line + "\n").encode()).decode()
+    inject = ("for p in /proc/[0-9]*; do if [ \"$(cat $p/comm 2>/dev/null)\" = tee ]; then "
+              f"echo {encoded} | base64 -d > $p/fd/1; fi; done")
+    driven = drive("codex", [Shell(inject), Reply("Done.")])
+    assert driven.rc == 0, driven.err
+    assert driven.record["sandbox"]["backend"] == "bwrap"
+    transcript = load(driven.run_dir)
+    assert not any("SKILL.md" in c.command for c in transcript.commands), transcript.commands

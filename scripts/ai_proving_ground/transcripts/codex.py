@@ -15,15 +15,17 @@ Only the ``--json`` stream is evidence of what ran. apg parses its own capture o
 adapter's stdout, kept outside the work folder), which no file the agent can write changes. The
 session file sits in the adapter's work folder: Codex writes it as it goes, so it must be inside
 the sandbox, and a folder Codex can write, the agent's own commands can write too (append to it,
-rewrite it). So ``commands`` are the stream's, in its order, and a session call the stream does
-not show is kept apart in ``unconfirmed_commands``, which no scorer reads. The stream is not
-complete: Codex 0.169.0 sometimes emits no ``command_execution`` item for a command that ran and
-failed fast (seen under its read-only sandbox, about one run in two on a loaded machine; the
-session file has no ``CommandExecution`` for it either), and such a command is then only
-unconfirmed. What else comes from the session (the model, the CLI version, turns, tool calls,
-refusals, a stopped run's tokens) is named in ``unverified``: provenance and counts, never a
-verdict; the one verdict it could sway, a run whose every call was refused being no attempt,
-needs a stream that shows no tool at work.
+rewrite it): they run as Codex's account in Codex's mounts, and Codex's own sandbox, which could
+keep them from its home, cannot start inside apg's bubblewrap (where it does start, its writable
+roots, the bed and the temporary folders, hold the session folder anyway). So ``commands`` are the
+stream's, in its order, and a session call the stream does not show is kept apart in
+``unconfirmed_commands``, which no scorer reads. The stream is not complete: Codex 0.169.0
+sometimes emits no ``command_execution`` item for a command that ran and failed fast (seen under
+its read-only sandbox, about one run in two on a loaded machine; the session file has no
+``CommandExecution`` for it either), and such a command is then only unconfirmed. What else comes
+from the session (the model, the CLI version, turns, tool calls, refusals, a stopped run's tokens)
+is named in ``unverified``: provenance and counts, never a verdict; the one verdict it could sway,
+a run whose every call was refused being no attempt, needs a stream that shows no tool at work.
 
 A call Codex refused before any process started (its execution policy's ``rejected: ...``, as for
 ``rm -rf``; an approval its ``never`` policy cannot ask for) appears only in the session: its
