@@ -121,6 +121,7 @@ class Conversation:
     # and after this one.
     _session_size: int = 0
     _session_now: int | None = None
+    _session_name: str | None = None  # the shared session file, relative to the work folder
     _current: int = 1  # the turn in flight
 
     @property
@@ -224,6 +225,9 @@ class Conversation:
         if number == 1:  # where every run keeps it; a copy in turns/1/ beside the later ones
             run_transcript.keep(self.files, self.agent, self.limit)
             source = self.run_dir
+            session = transcripts.SESSION_DIRS.get(self.agent)
+            self._session_name = (run_transcript.newest_session(run_work(self.run_dir), session[0],
+                                                                session[1]) if session else None)
         else:
             self._collect(number)
             source = folder
@@ -259,8 +263,10 @@ class Conversation:
         kept = f"{target}/{session[2]}"
         self.files.collect_as(work, ((newest, kept),), self.limit)
         whole = (self.run_dir / kept).read_bytes()
-        atomic_write_bytes(self.run_dir / kept, session_part(self.agent, whole, self._session_size))
-        self._session_now = len(whole)
+        # Another file than the turn before's is another session: the turn's whole.
+        previous = self._session_size if newest == self._session_name else 0
+        atomic_write_bytes(self.run_dir / kept, session_part(self.agent, whole, previous))
+        self._session_now, self._session_name = len(whole), newest
 
     def _session_bytes(self, source: Path) -> int:
         """How long the shared session file was after this turn (where the next turn's part
