@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 
+from ai_proving_ground.bench import campaign as campaign_bench
 from ai_proving_ground.bench import ray_campaign
 from ai_proving_ground.bench import run as bench
 
@@ -82,3 +83,15 @@ def test_the_ray_part_says_it_is_skipped_and_why_without_the_extra(
     why = "the ray extra is not installed (pip install -e '.[ray]'; nox -s bench installs it)"
     assert results == {"skipped": why} and lines == [f"ray campaign: skipped: {why}"]
     assert not tmp_path.joinpath("ray").exists()  # nothing was run
+
+
+@pytest.mark.parametrize("main", [bench.main, campaign_bench.main], ids=["bench", "campaign"])
+def test_jobs_attempts_no_more_than_the_jobs_is_a_usage_error(
+        main: Any, capsys: pytest.CaptureFixture[str]) -> None:
+    # 2 attempts at jobs=2 leave no attempt past the first round: the marginal cost divided by 0.
+    with pytest.raises(SystemExit) as exited:
+        main(["--jobs-attempts", "2"])
+    assert exited.value.code == 2
+    err = capsys.readouterr().err
+    assert "--jobs-attempts must be more than 2" in err and "not 2" in err
+    assert "Traceback" not in err

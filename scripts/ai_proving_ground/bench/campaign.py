@@ -45,6 +45,7 @@ from ai_proving_ground.paths import project_dir
 # The issue's goals (issue 21), printed beside the numbers.
 ATTEMPT_GOAL_S = 0.15
 JOBS_RATIO_GOAL = 1.9
+JOB_COUNTS = (1, 2)  # the sleeping agent's campaigns: jobs=1 and jobs=2
 FIXTURES = ["kb_docs"]
 TASK = "dv01_view_build"
 SLEEPER = "bench-sleep"
@@ -102,6 +103,14 @@ def _seconds(stamp: str | None) -> float:
     return datetime.fromisoformat(stamp.replace("Z", "+00:00")).timestamp()
 
 
+def check_jobs_attempts(parser: argparse.ArgumentParser, attempts: int, option: str) -> None:
+    """Exit 2 naming ``option`` unless the sleeping agent's campaigns have an attempt past each
+    job's first round (the marginal cost is measured on those alone: none would divide by 0)."""
+    if attempts <= max(JOB_COUNTS):
+        parser.error(f"{option} must be more than {max(JOB_COUNTS)} (the largest job count "
+                     f"measured: each job's first attempt is not timed), not {attempts}")
+
+
 def _marginal(ends: list[float], jobs: int) -> float:
     """Seconds per attempt after the first round (each job's first attempt)."""
     return (ends[-1] - ends[jobs - 1]) / (len(ends) - jobs)
@@ -129,7 +138,7 @@ def measure_jobs(workdir: Path, template: Path, attempts: int, repeat: int,
     marginal: dict[int, list[float]] = {1: [], 2: []}
     load = [_load()]
     for index in range(repeat):
-        for jobs in (1, 2):  # interleaved: a burst of load hits both alike
+        for jobs in JOB_COUNTS:  # interleaved: a burst of load hits both alike
             ends, _, _ = _campaign(workdir, template, f"sleep-{jobs}-{index}", SLEEPER,
                                    attempts, jobs)
             marginal[jobs].append(_marginal(ends, jobs))
@@ -176,6 +185,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--sleep-s", type=float, default=2.0)
     parser.add_argument("--repeat", type=int, default=2, help="campaigns of each kind (best taken)")
     args = parser.parse_args(argv)
+    check_jobs_attempts(parser, args.jobs_attempts, "--jobs-attempts")
     with tempfile.TemporaryDirectory(prefix="apg-bench-campaign-") as workdir:
         results = measure_campaigns(Path(workdir), args.attempts, args.jobs_attempts,
                                     args.sleep_s, args.repeat)

@@ -30,6 +30,7 @@ from ai_proving_ground.baselines.public_files import snapshot_paths
 from ai_proving_ground.baselines.reset import reset
 from ai_proving_ground.baselines.store import Baseline
 from ai_proving_ground.bed import init_bed
+from ai_proving_ground.bench import campaign as campaign_bench
 from ai_proving_ground.bench.campaign import describe, measure_campaigns
 from ai_proving_ground.bench.escrow import verify_benchmark
 from ai_proving_ground.bench.fixture import write_bench_fixture
@@ -169,6 +170,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                         help="attempts of the sleeping agent on 1 and on 2 Ray bed actors "
                              "(0 skips it; skipped without the ray extra)")
     args = parser.parse_args(argv)
+    campaign_bench.check_jobs_attempts(parser, args.jobs_attempts, "--jobs-attempts")
     sizes = [int(s) for s in args.sizes.split(",") if s]
     results: dict[str, Any] = {}
     with tempfile.TemporaryDirectory(prefix="apg-bench-") as tmp:
