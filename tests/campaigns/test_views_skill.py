@@ -7,6 +7,7 @@ tests/agents/test_views_skill_real_clis.py."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
@@ -22,6 +23,7 @@ from ai_proving_ground.scorers import triggers
 from ai_proving_ground.settings import DEFAULT_SETTINGS
 from ai_proving_ground.sites.embedded.driver import EmbeddedSite
 from ai_proving_ground.tasks.dataset import load_dataset
+from ai_proving_ground.tasks.envelope import Envelope, verdict_line
 from ai_proving_ground.tasks.grade import GradeRequest, grade
 from ai_proving_ground.transcripts.record import CommandRun, Transcript
 
@@ -154,3 +156,14 @@ def test_behaviour_per_arm_counts_undecided_apart() -> None:
         ("without", 0, 1, 0), ("with", 1, 2, 1)]
     assert rows[1]["kind"] == "judge" and rows[1]["scored"] is False
     assert "behaviour" not in record(5, "e", "with", "pass", None).as_json()
+
+
+def test_the_verdict_line_says_how_the_trigger_went() -> None:
+    details = {"trigger": json.dumps(result("no_load", True, owner="drupal-content-edit"))}
+    document = {"model_info": {"additional_details": {"agent_adapter": "codex"}},
+                "evaluation_results": [{"score_details": {"score": 0.0, "details": details}}]}
+    envelope = Envelope(evaluation_id="e", task_id="tn01", model_id="m", score=0.0,
+                        verdict="fail", checks_passed="0/0", run_id=None, retrieved_timestamp="t",
+                        dataset_sha256=None, checks=(), document=document)
+    assert verdict_line(envelope) == ("tn01 agent=codex score=0 checks 0/0, trigger "
+                                      f"{SKILL} expected no_load: loaded")

@@ -24,7 +24,6 @@ from ai_proving_ground.scorers.base import Context
 from ai_proving_ground.transcripts.record import Transcript
 
 DETAILS_KEY = "trigger"
-EXPECT = ("load", "no_load")
 
 
 @dataclass(frozen=True)
@@ -48,11 +47,6 @@ class TriggerResult:
                 "loaded": self.loaded, "correct": self.correct, "evidence": list(self.evidence),
                 "heuristic": self.heuristic, "graded": self.graded}
 
-    @property
-    def message(self) -> str:
-        seen = ("no transcript" if self.loaded is None else "loaded" if self.loaded
-                else "not loaded")
-        return f"trigger {self.skill} expected {self.expect}: {seen}"
 
 
 def observe(trigger: dict[str, str], transcript: Transcript | None,
@@ -78,6 +72,14 @@ def apply_trigger(score_details: dict[str, Any], run_dir: Path, trigger: dict[st
         details["verdict"] = "pass" if result.correct else "fail"
         details["failed_checks"] = "" if result.correct else DETAILS_KEY
     return result
+
+
+def said(result: dict[str, Any]) -> str:
+    """A trigger result in words, for the verdict line: ``trigger NAME expected load: loaded``."""
+    seen = ("no transcript" if result.get("loaded") is None else "loaded" if result["loaded"]
+            else "not loaded")
+    graded = "" if result.get("graded") else " (reported)"
+    return f"trigger {result.get('skill')} expected {result.get('expect')}: {seen}{graded}"
 
 
 def recorded(details: dict[str, Any]) -> dict[str, Any] | None:

@@ -98,6 +98,13 @@ def verdict_line(envelope: Envelope) -> str:
     if failed is not None:
         line += (f", first failed: {failed.id} ({failed.type}): expected "
                  f"{_shown(failed.expected)}, found {_shown(failed.found)}")
+    if "trigger" in details:  # scorers.triggers.DETAILS_KEY
+        # Here for start-up time: the scorers are needed only for a skill trigger case's line.
+        from ai_proving_ground.scorers import triggers
+
+        trigger = triggers.recorded(details)
+        if trigger is not None:
+            line += f", {triggers.said(trigger)}"
     if "behaviour_passed" in details:
         line += f", behaviour {details['behaviour_passed']}"
         if details.get("behaviour_undecided", "0") != "0":
