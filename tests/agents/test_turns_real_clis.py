@@ -76,7 +76,11 @@ def test_a_later_turn_resumes_the_session_only_while_its_condition_holds(
     # The resume: the CLI's own transcripts of both turns name one session, the one apg resumed.
     one, two = load(run_dir / "turns" / "1"), load(run_dir / "turns" / "2")
     assert one.session_id and second["resumed_session"] == one.session_id == two.session_id
-    assert (run_dir / "turns" / "2" / "request.json").is_file()
+    # The CLI kept one session between the turns (its own store in the run's HOME or work folder).
+    stored = (sorted(p.name for p in (run_dir / "home" / ".claude" / "projects").rglob("*.jsonl"))
+              if agent == "claude-code"
+              else sorted(p.name for p in (run_dir / "work" / "codex-sessions").rglob("*.jsonl")))
+    assert len(stored) == 1 and one.session_id in stored[0], stored
     request = json.loads((run_dir / "turns" / "2" / "request.json").read_text("utf-8"))
     assert (request["turn"], request["resume_session"]) == (2, one.session_id)
     # ... and the model server got the earlier conversation with the second prompt.
