@@ -106,6 +106,16 @@ def test_a_recipe_whose_content_dir_links_out_is_refused(bed: Path, site: Site,
     refused_unsafe(site(bed, "recipe", str(folder)))
 
 
+def test_a_content_file_that_links_out_is_refused(bed: Path, site: Site, outside: Path) -> None:
+    """Each file is checked against the content folder (resolved once for all of them)."""
+    folder = recipe(bed, "linked_content_file")
+    (folder / "content" / "node").mkdir(parents=True)
+    (outside / "item.yml").write_text(f"_meta: {{uuid: {SECRET}}}\n", encoding="utf-8")
+    (folder / "content" / "node" / "item.yml").symlink_to(outside / "item.yml")
+    err = refused_unsafe(site(bed, "recipe", str(folder)))
+    assert "content file" in err and "item.yml" in err
+
+
 def test_a_recipe_file_that_links_out_is_refused_without_showing_it(bed: Path, site: Site,
                                                                     outside: Path) -> None:
     folder = BedLayout(bed).recipes / "linked_file"

@@ -15,7 +15,7 @@ from typing import Any, NoReturn
 
 from ai_proving_ground import yamldump, yamlio
 from ai_proving_ground.errors import ApgError
-from ai_proving_ground.fsutil import resolved_within
+from ai_proving_ground.fsutil import is_within, resolved_within
 from ai_proving_ground.yamlio import PathPart, YamlDocument
 
 TOKEN = "APG_CONTENT_INVALID"
@@ -172,8 +172,12 @@ def _content_files(content_dir: Path) -> list[Path]:
         return not any(part.startswith(".") for part in path.relative_to(content_dir).parts)
 
     found = sorted(path for path in content_dir.rglob("*.yml") if path.is_file() and visible(path))
-    for path in found:  # no file may lead out of the content directory
-        resolved_within(path, "content file", content_dir)
+    # No file may lead out of the content directory, resolved once for all of them (a campaign
+    # reads the baseline's content dir every attempt; resolving it per file doubled the cost).
+    base = content_dir.resolve()
+    for path in found:
+        if not is_within(path.resolve(), base):
+            resolved_within(path, "content file", content_dir)  # says which, and where it leads
     return found
 
 
