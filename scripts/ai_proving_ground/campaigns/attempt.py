@@ -126,6 +126,10 @@ class AttemptRun:
                 self._note(setup_error=f"unexpected {type(exc).__name__}: {exc}")
             finally:
                 self._collect_run_dir()
+        if self.record.leaks:  # on the campaign's stderr (out of steps.log's redirection)
+            report.say(agent_usage.LEAK_TOKEN, f"attempt {self.attempt.order:04d} (arm "
+                       f"{self.attempt.arm}): the agent's start-up showed what its arm did not "
+                       f"give it: {describe(self.record.leaks)}")
         return self.conclude()
 
     def fail(self, reason: str) -> AttemptRecord:
@@ -258,10 +262,6 @@ class AttemptRun:
         self.record = replace(self.record, run_id=run["run_id"], run_status=run["status"],
                               adapter_exit_code=code, leaks=leaks,
                               usage=agent_usage.figures(outcome.run_dir, summary))
-        if leaks:
-            report.say(agent_usage.LEAK_TOKEN, f"attempt {self.attempt.order:04d} (arm "
-                       f"{self.attempt.arm}): the agent's start-up showed what its arm did not "
-                       f"give it: {describe(leaks)}")
         said = _last_line(outcome.run_dir / "stderr.log") if code in NOT_STARTED_EXIT_CODES else ""
         self._note(run_status=run["status"], adapter_exit_code=code, adapter_said=said,
                    timeout_s=spec.agent_timeout_s,
