@@ -167,3 +167,16 @@ def test_the_verdict_line_says_how_the_trigger_went() -> None:
                         dataset_sha256=None, checks=(), document=document)
     assert verdict_line(envelope) == ("tn01 agent=codex score=0 checks 0/0, trigger "
                                       f"{SKILL} expected no_load: loaded")
+
+
+def test_a_trigger_on_a_skill_no_arm_installs_is_refused(apg: Any, tmp_path: Path) -> None:
+    spec = yaml.safe_load((project_dir("campaigns") / "views_skill.yml").read_text("utf-8"))
+    for arm in spec["arms"].values():
+        arm["skills"] = {"catalog": str(project_dir("skills")),
+                         "exclude": sorted({*arm["skills"]["exclude"], SKILL})}
+    path = tmp_path / "typo.yml"
+    path.write_text(json.dumps(spec), encoding="utf-8")
+    refused = apg("campaign", "validate", str(path))
+    assert refused.rc == 2
+    assert (f"task dv01_view_build's trigger names skill '{SKILL}', which no arm installs "
+            "(arms' skills: drupal-content-edit)") in refused.err

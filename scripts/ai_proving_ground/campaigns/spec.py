@@ -281,6 +281,12 @@ def _require_checks(spec: CampaignSpec, task: Task, where: list[PathPart]) -> No
     if not task.checks and task.trigger is None:
         spec.fail(where, f"task {task.id} has no checks and no trigger; a campaign needs a "
                   "public verdict for every attempt")
+    installed = {skill.name for arm in spec.arms for skill in arm.given.skills}
+    if task.trigger is not None and task.trigger["skill"] not in installed:
+        # A misspelt skill would read as a 0% hit rate in every arm.
+        spec.fail(where, f"task {task.id}'s trigger names skill {task.trigger['skill']!r}, "
+                  "which no arm installs (arms' skills: "
+                  f"{', '.join(sorted(installed)) or 'none'}); fix the name or the arms")
 
 
 def _verifier(spec: CampaignSpec, dataset: Dataset, task: Task) -> hidden.HiddenVerifier | None:
