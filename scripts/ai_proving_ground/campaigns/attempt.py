@@ -200,8 +200,9 @@ class AttemptRun:
     def _reset(self) -> None:
         job, fixtures = self._job, self.context.campaign.fixtures
         # Reset ends by checking the judging code; the doctor, at once after it on this thread
-        # with no agent started yet, reads the same files (grader_tree.read_once).
-        with grader_tree.read_once():
+        # with no agent started yet, reads the same files (grader_tree.read_once). Reset's
+        # marker need not reach the disk in a bed no crash leaves for anyone (Job.disposable).
+        with grader_tree.read_once(), job.disposable():
             try:
                 outcome = reset(job.bed, fixtures, job.site(), job.settings, job.tree,
                                 job.snapshot)

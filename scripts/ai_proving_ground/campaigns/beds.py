@@ -16,6 +16,7 @@ bed is escrowed again; what cannot be put back so loses the job (``APG_CAMPAIGN_
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import os
 import tempfile
@@ -33,6 +34,7 @@ from ai_proving_ground.campaigns import judging
 from ai_proving_ground.campaigns.escrowed import Escrowed
 from ai_proving_ground.campaigns.spec import Campaign
 from ai_proving_ground.errors import ApgError
+from ai_proving_ground.fsutil import volatile
 from ai_proving_ground.layout import BedLayout, is_ddev_project
 from ai_proving_ground.settings import Settings
 from ai_proving_ground.sites.base import SiteDriver, driver_for
@@ -81,6 +83,15 @@ class Job:
     @property
     def ddev(self) -> bool:
         return self.settings.site_driver == DDEV
+
+    def disposable(self) -> contextlib.AbstractContextManager[None]:
+        """Where writes into this job's bed need not survive a power loss (no fsync; used for
+        reset, whose marker file lives a few ms): an embedded job bed is a clone made for this
+        campaign run and removed at its end, and after a crash nothing reads it (a resume
+        clones new beds into a new or empty folder; an attempt's evidence, its run folder
+        included, is written durably). A DDEV project is the operator's and outlives the
+        campaign: its writes stay durable."""
+        return contextlib.nullcontext() if self.ddev else volatile()
 
     def site(self) -> SiteDriver:
         """The bed's driver, as the job's settings chose it. A DDEV job keeps one: its driver
