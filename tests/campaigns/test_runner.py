@@ -26,7 +26,7 @@ from ai_proving_ground.tasks.dataset import load_dataset
 
 ATTEMPT_KEYS = {"index", "order", "task_id", "arm", "agent", "model", "repeat", "outcome",
                 "reason", "score", "hidden", "run_id", "run_status", "adapter_exit_code", "tampered",
-                "state", "started_at", "finished_at", "tries"}
+                "state", "started_at", "finished_at", "tries", "usage", "leaks"}
 CAMPAIGN_KEYS = {"name", "seed", "dataset", "arms", "compare", "tasks", "agents", "models",
                  "repeats", "jobs", "created_at", "given", "provenance", "resumes"}
 
@@ -57,6 +57,8 @@ def test_the_example_smoke_campaign(apg: Any, tmp_path: Path) -> None:
     for record in records:
         assert set(record) == ATTEMPT_KEYS
         assert record["hidden"] == {"status": "absent", "checks": []}
+        # nop is no known CLI: no transcript, so no usage figures and nothing leaked.
+        assert (record["usage"], record["leaks"]) == (None, [])
         assert (record["run_status"], record["tampered"], record["adapter_exit_code"]) == \
             ("attempted", False, 0)
         assert record["run_id"].startswith("apg-run-")
