@@ -8,7 +8,7 @@ The run directory is ``<baseline dir>/runs/<run-id>/`` (beside the baselines, so
 ``request.json`` the run request (``APG_REQUEST_FILE``, ``tasks.request.RunRequest``): no dataset path
 ``reference_solution.json``  the oracle's alone (``APG_REFERENCE_FILE``), removed when it exits
 ``stdout.log``, ``stderr.log``  the adapter's output, teed to the terminal, capped (AI_PG_LOG_LIMIT)
-``transcript.json`` and an agent CLI's raw output, copied out of ``work/`` after the adapter
+``transcript.json`` and an agent CLI's raw output: its stream from ``stdout.log``, its session from ``work/``
 ``work/``, ``home/``, ``tmp/``  the adapter's ``APG_RUN_DIR``, ``HOME``, ``TMPDIR``; ``work/git`` its
                  own ``GIT_DIR`` (the bed's ``.git`` is the harness's, hidden from it)
 ``turns/<n>/``   a task of several turns: each turn's files (``tasks.turns``), the adapter run

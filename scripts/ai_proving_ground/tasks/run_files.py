@@ -7,9 +7,9 @@ reference solution) as it left it, and before apg trusts or rewrites one it chec
 entry is still that regular file: a folder, a link or another file in its place (an unconfined
 adapter, or a hole in a sandbox) is a broken record, :class:`RunRecordBroken`
 (``APG_RUN_RECORD_BROKEN``), never a crash and never silently overwritten. The raw output of a
-known agent CLI is copied out of the work folder once the adapter is gone
-(:meth:`RunFiles.collect`): only regular files, opened without following a link, at most the log
-limit of each.
+known agent CLI is copied once the adapter is gone (:meth:`RunFiles.collect_as`: its stream from
+apg's own ``stdout.log``, Codex's session out of the work folder): only regular files, opened
+without following a link, at most the log limit of each.
 """
 
 from __future__ import annotations
@@ -96,13 +96,9 @@ class RunFiles:
                 (self.run_dir / name).unlink()
             self._seen.pop(name, None)
 
-    def collect(self, work: Path, names: tuple[str, ...], limit: int) -> list[str]:
-        """Copy ``names`` from the work folder into the run directory: regular files only, never
-        through a link, at most ``limit`` bytes each; what was skipped (``APG_RUN_RAW_SKIPPED``)."""
-        return self.collect_as(work, tuple((name, name) for name in names), limit)
-
     def collect_as(self, work: Path, pairs: tuple[tuple[str, str], ...], limit: int) -> list[str]:
-        """:meth:`collect`, each (path in the work folder, name in the run directory)."""
+        """Copy each (path under ``work``, name in the run directory): regular files only, never
+        through a link, at most ``limit`` bytes each; what was skipped (``APG_RUN_RAW_SKIPPED``)."""
         skipped = []
         for name, target in pairs:
             try:
