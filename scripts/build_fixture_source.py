@@ -325,11 +325,12 @@ def notice_uuid(n: int) -> str:
 
 # The broken build the fixture ships: the maintenance page lists drafts and incident reports
 # (no published or content-type filter) and puts the most urgent last (ascending priority).
+# In the shape Drupal 10.3.7 stores it on import (tests/ddev/real_kb_notices/): its dependencies
+# recalculated (the modules alone) and an empty display_extenders on each display, so that a
+# real site exports it as shipped and takes the recipe a second time.
 BROKEN_NOTICES_VIEW: dict[str, Any] = {
     "uuid": _config_uuid(300), "langcode": "en", "status": True,
-    "dependencies": {"config": ["field.storage.node.field_notice_category",
-                                "field.storage.node.field_notice_priority"],
-                     "module": ["node", "options"]},
+    "dependencies": {"module": ["node", "options"]},
     "id": "notices", "label": "Maintenance notices", "module": "views", "description": "",
     "tag": "", "base_table": "node_field_data", "base_field": "nid",
     "display": {
@@ -348,9 +349,11 @@ BROKEN_NOTICES_VIEW: dict[str, Any] = {
                             "table": "node__field_notice_priority",
                             "field": "field_notice_priority_value", "plugin_id": "standard",
                             "order": "ASC"}},
-                        "pager": {"type": "none", "options": {"offset": 0}}}},
+                        "pager": {"type": "none", "options": {"offset": 0}},
+                        "display_extenders": {}}},
         "page_1": {"id": "page_1", "display_title": "Page", "display_plugin": "page",
-                   "position": 1, "display_options": {"path": "notices/maintenance"}},
+                   "position": 1, "display_options": {"path": "notices/maintenance",
+                                                      "display_extenders": {}}},
     },
 }
 

@@ -17,10 +17,12 @@ from types import ModuleType
 from typing import Any
 
 import pytest
+import yaml
 
 from ai_proving_ground import yamldump, yamlio
 from ai_proving_ground.baselines.provision import provision
 from ai_proving_ground.fixture_export import export_fixture, split_fragment
+from ai_proving_ground.fixture_plan import comparable_config, strip_config
 from ai_proving_ground.fixtures import load_fixture, load_fragment, record_value
 from ai_proving_ground.paths import PROJECT_ROOT
 from ai_proving_ground.schemas import schema_errors
@@ -34,6 +36,7 @@ from ai_proving_ground.sites.embedded.recipe_spec import load_recipe
 MainRunner = Callable[..., tuple[int, str, str]]
 
 SHIPPED = PROJECT_ROOT / "fixtures"
+REAL_NOTICES = PROJECT_ROOT / "tests" / "ddev" / "real_kb_notices"
 SCRIPTS = PROJECT_ROOT / "scripts"
 KB = "6b0d0c00-0000-4000-8000-0000000000"  # + two digits
 
@@ -199,6 +202,30 @@ def test_shipped_fixtures_are_schema_valid_and_facts_come_last() -> None:
         # kb_docs 2: its config re-exported in the shape Drupal 10.3 stores it.
         assert fragment["name"] == name and fragment["version"] == {"kb_docs": 3}.get(name, 1)
         load_recipe(directory)  # the hand-written recipe parses as Drupal's would
+
+
+def _in_order(value: Any) -> Any:
+    """A mapping as PHP's ``===`` compares arrays: its keys in their order, each with its value."""
+    if isinstance(value, dict):
+        return [(k, _in_order(v)) for k, v in value.items()] if value else []
+    if isinstance(value, list):
+        return [_in_order(v) for v in value]
+    return value
+
+
+def test_kb_notices_exports_from_a_real_drupal_as_shipped() -> None:
+    """kb_notices 2 is re-exported from Drupal 10.3.7 (tests/ddev/real_kb_notices/: the view as
+    Drupal stored it on provision, its dependencies recalculated, display_extenders added): the
+    export of that stored view is the shipped file byte for byte, so ``fixture-export --check`` is
+    clean there; and without uuid and _core it is the recipe's file key for key, in order, which
+    is what Drupal 10.3's recipe runner demands of existing config when the recipe is applied
+    again (kb_notices 1 failed it: recipe-applied-again.json)."""
+    real = yaml.safe_load((REAL_NOTICES / "views.view.notices.yml").read_text(encoding="utf-8"))
+    shipped = SHIPPED / "fixture_kb_notices" / "config" / "views.view.notices.yml"
+    assert yamldump.dumps(comparable_config(real)) == shipped.read_text(encoding="utf-8")
+    recipe = yaml.safe_load(shipped.read_text(encoding="utf-8"))
+    assert _in_order(strip_config(real)) == _in_order(recipe)
+    assert load_fragment(shipped.parent.parent / "manifest" / "fragment.yml")["version"] == 2
 
 
 def test_kb_docs_data_tells_builds_apart() -> None:
