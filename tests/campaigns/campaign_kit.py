@@ -50,9 +50,10 @@ ADAPTERS = {
 }
 
 
-def reference_step() -> list[str]:
+def reference_steps() -> list[list[str]]:
+    """dv01's reference: the view's config:set, then the cr that gives it its route."""
     dataset = load_dataset(PROJECT_ROOT / "datasets" / "build_tasks.yml")
-    return dataset.task("dv01_view_build").reference_steps[0]
+    return [list(step) for step in dataset.task("dv01_view_build").reference_steps]
 
 
 def write_spec(path: Path, body: dict[str, Any]) -> Path:

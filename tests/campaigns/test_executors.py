@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from campaign_kit import attempts, reference_step, write_spec
+from campaign_kit import attempts, reference_steps, write_spec
 
 from ai_proving_ground.campaigns import beds
 from ai_proving_ground.campaigns.attempt import Context
@@ -31,7 +31,7 @@ Calls = list[tuple[Any, ...]]
 
 def spec_body(template: Path, agents: list[str], **extra: Any) -> dict[str, Any]:
     return {"name": "seam", "dataset": "build_tasks", "tasks": ["dv01_view_build"],
-            "arms": {"plain": {}, "solved": {"setup": [reference_step()]}}, "agents": agents,
+            "arms": {"plain": {}, "solved": {"setup": reference_steps()}}, "agents": agents,
             "repeats": 1, "seed": 7, "jobs": 2, "bed": str(template), **extra}
 
 

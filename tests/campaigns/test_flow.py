@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from campaign_kit import attempts, reference_step, run_campaign, write_spec
+from campaign_kit import attempts, reference_steps, run_campaign, write_spec
 
 from ai_proving_ground import proc
 from ai_proving_ground.campaigns.attempt import AttemptRun
@@ -39,7 +39,7 @@ BUILD_TASKS = PROJECT_ROOT / "datasets" / "build_tasks.yml"
 
 def spec_body(template: Path, agents: list[str], **extra: Any) -> dict[str, Any]:
     return {"name": "flow", "dataset": "build_tasks", "tasks": ["dv01_view_build"],
-            "arms": {"plain": {}, "solved": {"setup": [reference_step()]}}, "agents": agents,
+            "arms": {"plain": {}, "solved": {"setup": reference_steps()}}, "agents": agents,
             "repeats": 1, "seed": 7, "jobs": 2, "bed": str(template), **extra}
 
 

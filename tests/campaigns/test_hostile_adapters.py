@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from campaign_kit import FIXTURES, attempts, reference_step, run_campaign
+from campaign_kit import FIXTURES, attempts, reference_steps, run_campaign
 from test_runner import ordered_seed
 
 from ai_proving_ground.baselines.provision import provision
@@ -39,7 +39,8 @@ def loot(name, text):
         handle.write(text)
 def cheat():
     site = shlex.split(os.environ['APG_SITE'])
-    subprocess.run([*site, '--approot', approot, *STEP], check=True)
+    for step in STEPS:
+        subprocess.run([*site, '--approot', approot, *step], check=True)
 def read(path):
     try:
         with open(path, encoding='utf-8', errors='replace') as handle:
@@ -142,7 +143,7 @@ class Scene:
     def _add_adapters(self) -> None:
         agents = self.bed / ".ddev" / "agents"
         agents.mkdir(parents=True, exist_ok=True)
-        constants = (f"STEP = {reference_step()!r}\nDATASET = {str(self.dataset)!r}\n"
+        constants = (f"STEPS = {reference_steps()!r}\nDATASET = {str(self.dataset)!r}\n"
                      f"PATCH = {str(self.patch)!r}\nOPERATOR_HOME = {str(self.home)!r}\n")
         for name, body in ATTACKS.items():
             script = agents / name

@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from campaign_kit import attempts, reference_step, run_campaign, write_spec
+from campaign_kit import attempts, reference_steps, run_campaign, write_spec
 from test_hostile_adapters import PRELUDE, Scene, backend_works
 
 from ai_proving_ground.baselines.provision import provision
@@ -129,7 +129,7 @@ class RecordScene(Scene):
         for name, body in self.attacks.items():
             script = agents / name
             script.write_text(f"#!{sys.executable}\n## Description: hostile {name}\n"
-                              f"## Credentials: none\nSTEP = {reference_step()!r}\n{PRELUDE}"
+                              f"## Credentials: none\nSTEPS = {reference_steps()!r}\n{PRELUDE}"
                               f"{textwrap.dedent(body)}", encoding="utf-8")
             script.chmod(0o755)
         with pytest.MonkeyPatch.context() as patch:

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from campaign_kit import attempts, reference_step, write_spec
+from campaign_kit import attempts, reference_steps, write_spec
 
 from ai_proving_ground.campaigns.final_state import FILES, keep, state_dir
 from ai_proving_ground.campaigns.lock import only_campaign
@@ -66,7 +66,7 @@ def finished(template: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
     dataset = write_dataset(root / "data" / "tasks.yml")
     spec = write_spec(root / "spec.yml", {
         "name": "regrade", "dataset": str(dataset), "tasks": ["dv01_view_build"],
-        "arms": {"plain": {}, "solved": {"setup": [reference_step()]}}, "agents": ["nop"],
+        "arms": {"plain": {}, "solved": {"setup": reference_steps()}}, "agents": ["nop"],
         "repeats": 2, "seed": 3, "jobs": 2, "bed": str(template)})
     out = root / "out"
     result = run_campaign(RunnerOptions(spec_path=spec, out=out, beds=root / "beds",
@@ -291,7 +291,7 @@ def test_outcomes_no_check_decided_stand_as_recorded(apg: Any, template: Path,
     spec = write_spec(tmp_path / "spec.yml", {
         "name": "kept", "dataset": str(write_dataset(tmp_path / "data" / "tasks.yml")),
         "tasks": ["dv01_view_build"],
-        "arms": {"plain": {}, "solved": {"setup": [reference_step()]}},
+        "arms": {"plain": {}, "solved": {"setup": reference_steps()}},
         "agents": ["tamperer", "exit127"], "repeats": 1, "seed": 5, "jobs": 1,
         "bed": str(template)})
     out = tmp_path / "out"
@@ -320,7 +320,7 @@ def test_a_state_that_cannot_be_kept_changes_no_outcome(
     spec = write_spec(tmp_path / "spec.yml", {
         "name": "full", "dataset": str(write_dataset(tmp_path / "data" / "tasks.yml")),
         "tasks": ["dv01_view_build"],
-        "arms": {"plain": {}, "solved": {"setup": [reference_step()]}},
+        "arms": {"plain": {}, "solved": {"setup": reference_steps()}},
         "agents": ["nop"], "repeats": 1, "seed": 5, "jobs": 1, "bed": str(template)})
     out = tmp_path / "out"
     assert run_campaign(RunnerOptions(spec_path=spec, out=out, beds=tmp_path / "beds",

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from campaign_kit import attempts, reference_step, run_campaign, write_spec
+from campaign_kit import attempts, reference_steps, run_campaign, write_spec
 
 from ai_proving_ground import report
 from ai_proving_ground.campaigns.runner import RunnerOptions
@@ -70,7 +70,7 @@ def test_a_retried_infra_error_that_then_runs_is_judged_and_its_try_recorded(
             return 1, "APG_SITE_UNAVAILABLE the site did not answer (on purpose)\n"
         return site_step(bed, argv)
 
-    spec = write_spec(tmp_path / "spec.yml", body(template, [reference_step()],
+    spec = write_spec(tmp_path / "spec.yml", body(template, reference_steps(),
                                                   retries={"infra_error": 1}))
     sink = io.StringIO()
     with report.redirected(sink, sink):
@@ -82,7 +82,7 @@ def test_a_retried_infra_error_that_then_runs_is_judged_and_its_try_recorded(
     [kept] = record["tries"]
     assert (kept["try"], kept["outcome"]) == (1, "infra_error")
     assert "APG_SITE_UNAVAILABLE" in kept["reason"]
-    assert len(calls) == 2
+    assert len(calls) == 1 + len(reference_steps())  # the failed try, then every step
     assert result.counts["retries"] == 1 and result.counts["infra_error"] == 0
 
 

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from campaign_kit import EXAMPLE, attempts, reference_step, run_campaign, write_spec
+from campaign_kit import EXAMPLE, attempts, reference_steps, run_campaign, write_spec
 
 from ai_proving_ground.bed import init_bed
 from ai_proving_ground.campaigns.evidence import read_verify
@@ -79,7 +79,7 @@ def test_the_example_smoke_campaign(apg: Any, tmp_path: Path) -> None:
 def test_one_bed_per_job(apg: Any, tmp_path: Path, template: Path) -> None:
     spec = write_spec(tmp_path / "spec.yml", {
         "name": "beds", "dataset": "build_tasks", "tasks": ["dv01_view_build"],
-        "arms": {"nop": {}, "oracle": {"setup": [reference_step()]}}, "agents": ["nop"],
+        "arms": {"nop": {}, "oracle": {"setup": reference_steps()}}, "agents": ["nop"],
         "repeats": 2, "seed": 3, "jobs": 2, "bed": str(template)})
     out = tmp_path / "out"
     run_campaign(apg, spec, out)
@@ -116,7 +116,7 @@ def test_setup_and_reset_failures_are_infra_errors_and_the_campaign_goes_on(
         apg: Any, tmp_path: Path, template: Path) -> None:
     body: dict[str, Any] = {
         "name": "infra", "dataset": "build_tasks", "tasks": ["dv01_view_build"],
-        "arms": {"ok": {"setup": [reference_step()]},
+        "arms": {"ok": {"setup": reference_steps()},
                  "broken": {"setup": [["config:get", "no.such.config"]]}},
         "agents": ["nop", "breaker"], "repeats": 1, "jobs": 1, "bed": str(template)}
     spec = tmp_path / "spec.yml"

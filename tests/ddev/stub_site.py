@@ -110,6 +110,8 @@ class Site:
         return self.golden_answer("core-status-json")
 
     def drush_cr(self, args: list[str]) -> tuple[str, str, int]:
+        stub_views.rebuild_router(self.state)
+        self.save()
         return self.golden_answer("cr")
 
     def drush_updatedb_status(self, args: list[str]) -> tuple[str, str, int]:
@@ -213,6 +215,7 @@ class Site:
                 self.import_content(yaml.safe_load(path.read_text(encoding="utf-8")))
         except RecipeFailed as exc:
             return "", f"\nIn Importer.php line 150:\n\n  {exc}\n\n", 1
+        stub_views.rebuild_router(self.state)  # modules installed, config entities saved
         self.save()
         return f"\n [OK] {spec['name']} applied successfully\n\n", "", 0
 

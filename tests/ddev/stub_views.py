@@ -5,8 +5,11 @@ The stub cannot run Drupal's Views. A display the scenario lists under ``views``
 runs through the embedded site's Views engine (checked against the real Drupal corpus in
 tests/embedded/test_golden_views.py) over the stub's entities, whose values are strings as on
 Drupal. A disabled view or display is not executed, as the probe does not execute it. Pages are
-resolved as probe.php's ``page()`` resolves them: the alias first, then the enabled page displays
-of enabled views at the path, by route name.
+resolved as probe.php's ``page()`` resolves them: the alias first, then the views routes the
+router holds at the path, by route name. The router (the state's ``router``: route name -> path)
+is what the last rebuild made of the enabled page displays of enabled views (``rebuild_router``:
+``drush cr`` and ``drush recipe`` rebuild it, ``config:set`` does not), as on Drupal, where a
+view written by ``config:set`` has no route until ``drush cr`` (tests/ddev/real_dv01/).
 """
 
 from __future__ import annotations
@@ -67,14 +70,9 @@ def page_answer(state: Mapping[str, Any], question: Mapping[str, Any]) -> dict[s
                    if any(i.get("alias") == path for i in e["fields"].get("path", []))), None)
     if target is not None:
         result["claims"].append(f"{target['entity_type']}:{target['uuid']}")
-    for name, config in sorted(state["config"].items()):
-        if not name.startswith("views.view.") or not config.get("status", True):
-            continue
-        for display_id, display in sorted((config.get("display") or {}).items()):
-            own = (display.get("display_options") or {}).get("path")
-            if (display.get("display_plugin") == "page" and _enabled(display)
-                    and isinstance(own, str) and "/" + own.strip("/") == path):
-                result["claims"].append(f"view:{name.removeprefix('views.view.')}/{display_id}")
+    for name, own in sorted((state.get("router") or {}).items()):
+        if own == path:
+            result["claims"].append("view:" + name.removeprefix("view.").replace(".", "/", 1))
     if not result["claims"]:
         return result
     result["served"] = result["claims"][0]
@@ -84,6 +82,19 @@ def page_answer(state: Mapping[str, Any], question: Mapping[str, Any]) -> dict[s
     view_id, display_id = result["served"].removeprefix("view:").split("/", 1)
     view = view_answer(state, {"view_id": view_id, "display_id": display_id})
     return result | {k: view[k] for k in ("outcome", "rows", "error")}
+
+
+def rebuild_router(state: dict[str, Any]) -> None:
+    """The router rebuilt from the config now: every enabled page display of an enabled view."""
+    routes = {}
+    for name, config in state["config"].items():
+        if not name.startswith("views.view.") or not config.get("status", True):
+            continue
+        for display_id, display in (config.get("display") or {}).items():
+            own = (display.get("display_options") or {}).get("path")
+            if display.get("display_plugin") == "page" and _enabled(display) and isinstance(own, str):
+                routes[f"view.{name.removeprefix('views.view.')}.{display_id}"] = "/" + own.strip().strip("/")
+    state["router"] = routes
 
 
 def _enabled(display: Mapping[str, Any]) -> bool:

@@ -123,6 +123,7 @@ def test_the_embedded_site_words_it_alike(fixtures_bed: Path, site: Any) -> None
     rc, out, err = site(fixtures_bed, "config:set", "views.view.kb_list",
                         "display.page_1.display_options.enabled", "false", "--input-format=yaml")
     assert rc == 0, (out, err)
+    assert site(fixtures_bed, "cr").rc == 0  # the router the probe's stand-in holds
     answer = EmbeddedSite(fixtures_bed).read_state(StateQuery(
         pages=(PageQuery("/kb/list"), PageQuery("/home"), PageQuery("/nowhere")),
         views=(ViewQuery("kb_list", "page_1"),)))

@@ -45,8 +45,10 @@ def ok(site: Any, bed: Path, *args: str) -> None:
 
 
 def set_view(site: Any, bed: Path, view_id: str = "kb_list", path: str = "kb/list") -> None:
+    """The view written with config:set, then the cache rebuild that gives it its route."""
     ok(site, bed, "config:set", f"views.view.{view_id}", "?", VIEW % (view_id, path),
        "--input-format=yaml")
+    ok(site, bed, "cr")
 
 
 def test_every_check_type_is_registered_and_importable() -> None:
@@ -75,6 +77,14 @@ def test_page_served_fails_a_disabled_display_or_view(fixtures_bed: Path, site: 
     spec = {"type": "page_served", "path": "kb/list", "view": "kb_list"}
     ok(site, fixtures_bed, "config:set", "views.view.kb_list",
        "display.page_1.display_options.enabled", "false", "--input-format=yaml")
+    # config:set rebuilds no route: the one built before still claims the path, and serves the
+    # display as it is now, disabled (as the probe answers on Drupal).
+    result = one(fixtures_bed, spec)
+    assert result["passed"] is False
+    assert result["found"]["claims"] == ["view:kb_list/page_1"]
+    assert result["message"] == ("a visitor of /kb/list gets not served (display disabled: page "
+                                 "path 404) (display page_1 is disabled)")
+    ok(site, fixtures_bed, "cr")  # the rebuilt router has no route for a disabled display
     result = one(fixtures_bed, spec)
     assert result["passed"] is False
     assert result["message"] == "nothing is served at /kb/list (a visitor gets not served (404))"
@@ -85,9 +95,12 @@ def test_page_served_fails_a_disabled_display_or_view(fixtures_bed: Path, site: 
     assert rows["message"] == "the view did not execute: display page_1 is disabled"
     ok(site, fixtures_bed, "config:set", "views.view.kb_list",
        "display.page_1.display_options.enabled", "true", "--input-format=yaml")
+    assert one(fixtures_bed, spec)["found"]["claims"] == []  # no route until the rebuild
+    ok(site, fixtures_bed, "cr")
     assert one(fixtures_bed, spec)["passed"] is True
     ok(site, fixtures_bed, "config:set", "views.view.kb_list", "status", "false",
        "--input-format=yaml")
+    ok(site, fixtures_bed, "cr")
     assert one(fixtures_bed, spec)["found"]["claims"] == []
 
 
@@ -114,6 +127,7 @@ def test_page_served_by_an_alias(fixtures_bed: Path, site: Any) -> None:
     assert result["found"]["served"] == f"canvas_page:{HOME}"
     assert result["message"] == "/home is also claimed by view:kb_home/page_1"
     ok(site, fixtures_bed, "config:delete", "views.view.kb_home")
+    ok(site, fixtures_bed, "cr")  # a route outlives its view's config until the rebuild
     ok(site, fixtures_bed, "entity:update", "canvas_page", HOME, "--values",
        json.dumps({"status": False}))
     assert one(fixtures_bed, spec)["message"] == "a visitor of /home gets not served (403)"

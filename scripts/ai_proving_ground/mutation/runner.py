@@ -16,6 +16,7 @@ The bed is an embedded one of our own, or the operator's provisioned DDEV bed
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import io
 import tempfile
@@ -37,6 +38,7 @@ from ai_proving_ground.mutation.result import (
 )
 from ai_proving_ground.mutation.views_ops import VIEW_PREFIX
 from ai_proving_ground.settings import Settings
+from ai_proving_ground.sites.embedded.router import rebuilds_router
 from ai_proving_ground.tasks.dataset import Dataset, Task, resolve_task
 from ai_proving_ground.tasks.grade import GradeRequest, grade
 
@@ -110,8 +112,9 @@ def _mutate(options: MutateOptions, dataset: Dataset, task: Task) -> MutationRep
         bed.site.dump_database(dump)
         reference = judge.build("reference", "reference", "the task's reference solution",
                                 "reference")
-        results = [judge.mutant(mutant, dump, Reference(changed, served, inputs, expected))
-                   for mutant in mutants]
+        against = Reference(changed, served, inputs, expected,
+                            rebuilds_router(task.reference_steps))
+        results = [judge.mutant(mutant, dump, against) for mutant in mutants]
     return MutationReport(task_id=task.id, dataset=dataset.name, dataset_sha256=dataset.sha256,
                           task_sha256=task.sha256, threshold=options.threshold,
                           reference=reference, nop=nop, mutants=results, bed=bed.kind)
@@ -143,12 +146,15 @@ def _view_rows(found: Behaviour) -> dict[tuple[str, str], tuple[str, ...]]:
 @dataclass(frozen=True)
 class Reference:
     """What a mutant is compared with: the objects the reference changed, the paths they serve,
-    the inputs its views get, and its behaviour (the mutants' own objects' included)."""
+    the inputs its views get, its behaviour (the mutants' own objects' included), and whether
+    its steps rebuild the router (a ``cr``): then a mutant, the reference's build with one thing
+    changed, is followed by the same rebuild, or a view it moves or disables keeps its route."""
 
     changed: tuple[str, ...]
     served: frozenset[str]
     inputs: Inputs
     behaviour: Behaviour
+    rebuilds_router: bool = False
 
 
 @dataclass
@@ -191,6 +197,11 @@ class Judge:
             self.bed.write(mutant.writes)
         except ApgError as exc:  # the site refuses it, as it would refuse an agent's write
             return dataclasses.replace(base, status="stillborn", message=str(exc))
+        if reference.rebuilds_router:
+            # A cache rebuild the mutant's config makes fail leaves the router as it was, as
+            # on Drupal; the build is graded as it stands, as an agent's would be.
+            with contextlib.suppress(ApgError):
+                site.rebuild_caches()
         names = {*reference.changed, *mutant.writes.names()}
         paths = reference.served | _paths(mutant)
         found = behaviour(site, self.bed.read_names(names), names, paths, reference.inputs)

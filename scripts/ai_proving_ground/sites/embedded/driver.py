@@ -20,7 +20,7 @@ from ai_proving_ground.sites.base import (
     StateQuery,
     register_driver,
 )
-from ai_proving_ground.sites.embedded import reads
+from ai_proving_ground.sites.embedded import reads, router
 from ai_proving_ground.sites.embedded.entity_types import export_values
 from ai_proving_ground.sites.embedded.field_load import unloadable_field_configs
 from ai_proving_ground.sites.embedded.reads import EXTENSION_CONFIG, SCHEMA_COLLECTION
@@ -55,6 +55,7 @@ class EmbeddedSite(SiteDriver):
             store.config_set(EXTENSION_CONFIG, {"module": {}, "theme": {"olivero": 0},
                                                 "profile": "embedded"})
             writes.install_modules(approot, store, ["system", "user"])
+            router.rebuild(store)  # a site install builds its router
         return site
 
     @contextlib.contextmanager
@@ -79,13 +80,17 @@ class EmbeddedSite(SiteDriver):
         from ai_proving_ground.sites.embedded import writes  # lazy for start-up time: see the class
 
         with self.session() as store:
-            return writes.install_modules(self.approot, store, list(names))
+            installed = writes.install_modules(self.approot, store, list(names))
+            router.rebuild(store)  # as ModuleInstaller sets the router's rebuild needed
+            return installed
 
     def uninstall_modules(self, names: Sequence[str]) -> list[str]:
         from ai_proving_ground.sites.embedded import writes  # lazy for start-up time: see the class
 
         with self.session() as store:
-            return writes.uninstall_modules(self.approot, store, names)
+            removed = writes.uninstall_modules(self.approot, store, names)
+            router.rebuild(store)
+            return removed
 
     def run_updates(self) -> list[PendingUpdate]:
         with self.session() as store:
@@ -93,6 +98,8 @@ class EmbeddedSite(SiteDriver):
             pending = reads.pending_updates(facts)
             for name in {p.module for p in pending}:
                 store.kv_set(SCHEMA_COLLECTION, name, facts.available[name].schema_version)
+            if pending:  # drush updatedb ends with a cache rebuild when it ran updates
+                router.rebuild(store)
             return pending
 
     # ------------------------------------------------------------------ config
@@ -118,7 +125,10 @@ class EmbeddedSite(SiteDriver):
         from ai_proving_ground.sites.embedded import writes  # lazy for start-up time: see the class
 
         with self.session() as store:
-            return writes.config_import(self.approot, store, objects)
+            changes = writes.config_import(self.approot, store, objects)
+            # A config import saves each View through its entity API, which rebuilds the router.
+            router.rebuild(store)
+            return changes
 
     def export_config(self, names: Sequence[str]) -> dict[str, Any]:
         with self.session() as store:
@@ -200,7 +210,10 @@ class EmbeddedSite(SiteDriver):
         from ai_proving_ground.sites.embedded.recipes import RecipeRunner
 
         with self.session() as store:
-            return RecipeRunner(self, store).apply(recipe_dir)
+            report = RecipeRunner(self, store).apply(recipe_dir)
+            # A recipe installs modules and saves config entities: the router is rebuilt.
+            router.rebuild(store)
+            return report
 
     # ------------------------------------------------------------------ database and files
 
@@ -233,7 +246,8 @@ class EmbeddedSite(SiteDriver):
                 "folder")
 
     def rebuild_caches(self) -> None:
-        """``drush cr``: clear the caches, after the rebuild's own load of every field config."""
+        """``drush cr``: clear the caches, after the rebuild's own load of every field config,
+        and rebuild the router (the only way a view set by ``config:set`` gets its route)."""
         with self.session() as store:
             broken = unloadable_field_configs(store)
             if broken:
@@ -242,6 +256,7 @@ class EmbeddedSite(SiteDriver):
                                "settings mapping, e.g. config:set NAME settings '{}' "
                                "--input-format=yaml, or delete it")
             store.cache_clear()
+            router.rebuild(store)
 
     def public_files_dir(self) -> Path:
         return self.layout.public_files

@@ -8,7 +8,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from ai_proving_ground.sites.embedded import menu_links, pages
+from ai_proving_ground.sites.embedded import menu_links, pages, router
 from ai_proving_ground.sites.embedded.store import Store
 from ai_proving_ground.sites.menus import MenuLink, MenuTree
 
@@ -55,7 +55,7 @@ def resolve(store: Store, uri: str, views_on: bool) -> str:
         return _entity_target(store, match.group(1), match.group(2)) if match else uri
     if scheme != "internal" or not rest.startswith("/"):
         return uri
-    path = pages.normalize_path(rest.split("?", 1)[0].split("#", 1)[0])
+    path = router.normalize_path(rest.split("?", 1)[0].split("#", 1)[0])
     if path == "/":
         return FRONT
     # An alias is resolved before routing, as Drupal's path processor does.
@@ -67,7 +67,7 @@ def resolve(store: Store, uri: str, views_on: bool) -> str:
         # The path validator routes /node/3 only when node 3 exists; else it is a plain path.
         routed = _entity_target(store, _PATH_TYPES[canonical.group(1)], canonical.group(2))
         return routed if ":" in routed else path
-    routes = pages.view_routes(store, path) if views_on else []
+    routes = router.view_routes(store, path) if views_on else []
     return routes[0] if routes else path
 
 

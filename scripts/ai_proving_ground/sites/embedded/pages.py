@@ -2,57 +2,23 @@
 what the first of them serves.
 
 As on Drupal, an alias is resolved before routing (``/home`` is the page entity it names,
-whatever view also claims ``/home``), and a view display makes a route only when the view is
-enabled and the display is a page display that is not disabled (``display_options.enabled``).
-Views routes at one path are tried in route-name order (``view.<id>.<display>``), the order the
-router's SQL gives candidates of equal fit.
+whatever view also claims ``/home``), and a view display is routed only by the router table the
+last rebuild left (``router``: an enabled page display of an enabled view, as the config was
+then; ``config:set`` alone makes no route). Views routes at one path are tried in route-name
+order (``view.<id>.<display>``), the order the router's SQL gives candidates of equal fit.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from typing import Any
 
 from ai_proving_ground.sites.base import EntityRecord, PageQuery, PageResult, ViewQuery, ViewResult
 from ai_proving_ground.sites.embedded.entity_types import ENTITY_TYPES
+from ai_proving_ground.sites.embedded.router import normalize_path, view_routes
 from ai_proving_ground.sites.embedded.store import Store
 
 NOT_FOUND = "not served (404)"
 DENIED = "not served (403)"
-
-
-def normalize_path(path: str) -> str:
-    """``kb/billing/`` and ``/kb/billing`` are one path: ``/kb/billing``."""
-    return "/" + path.strip().strip("/")
-
-
-def display_enabled(display: Any) -> bool:
-    """A display runs unless its options say ``enabled`` is off (PHP-empty: false, 0, '')."""
-    options = display.get("display_options") if isinstance(display, Mapping) else None
-    if not isinstance(options, Mapping) or "enabled" not in options:
-        return True
-    return options["enabled"] not in (False, 0, "", "0", None)
-
-
-def view_routes(store: Store, path: str) -> list[str]:
-    """``view:ID/DISPLAY`` for every enabled page display of an enabled view at ``path``."""
-    claims = []
-    names = store.config_names("views.view.")
-    for name, view in sorted(store.config_get_many(names).items()):
-        if not isinstance(view, Mapping) or not view.get("status", True):
-            continue
-        displays = view.get("display")
-        if not isinstance(displays, Mapping):
-            continue
-        for display_id, display in sorted(displays.items(), key=lambda d: str(d[0])):
-            if not isinstance(display, Mapping) or display.get("display_plugin") != "page":
-                continue
-            options = display.get("display_options")
-            own = options.get("path") if isinstance(options, Mapping) else None
-            if (display_enabled(display) and isinstance(own, str)
-                    and normalize_path(own) == path):
-                claims.append(f"view:{name.removeprefix('views.view.')}/{display_id}")
-    return claims
 
 
 def alias_target(store: Store, path: str) -> EntityRecord | None:

@@ -22,7 +22,7 @@ from ai_proving_ground.sites.base import (
     ViewQuery,
     ViewResult,
 )
-from ai_proving_ground.sites.embedded import canvas, menu_tree, modules, pages
+from ai_proving_ground.sites.embedded import canvas, menu_tree, modules, pages, router
 from ai_proving_ground.sites.embedded.entity_types import ENTITY_TYPES
 from ai_proving_ground.sites.embedded.store import Store
 
@@ -139,7 +139,7 @@ def _execute_view(store: Store, query: ViewQuery) -> ViewResult:
         page = (displays[display_id] or {}).get("display_plugin") == "page"
         return ViewResult(view_id, display_id, error=f"view {view_id} is disabled",
                           outcome=DISABLED_PAGE if page else "not served (disabled)")
-    if display_id != "default" and not pages.display_enabled(displays[display_id]):
+    if display_id != "default" and not router.display_enabled(displays[display_id]):
         # A disabled display makes no route: its page path is a 404 whatever its rows.
         page = (displays[display_id] or {}).get("display_plugin") == "page"
         return ViewResult(view_id, display_id, error=f"display {display_id} is disabled",

@@ -221,6 +221,14 @@ class Store:
             (collection, name, _encode(value)),
         )
 
+    def kv_replace(self, collection: str, values: dict[str, Any]) -> None:
+        """Make ``collection`` hold exactly ``values``."""
+        self.conn.execute("DELETE FROM key_value WHERE collection = ?", (collection,))
+        self.conn.executemany(
+            "INSERT INTO key_value (collection, name, value) VALUES (?, ?, ?)",
+            [(collection, name, _encode(value)) for name, value in values.items()],
+        )
+
     def kv_delete(self, collection: str, name: str) -> None:
         self.conn.execute(
             "DELETE FROM key_value WHERE collection = ? AND name = ?", (collection, name)
