@@ -544,7 +544,8 @@ namespace {
     exit(0);
   }
   if ($spec['call'] === 'pageMany') {
-    // {"views": {id: VIEW}, "pages": PAGES, "questions": [{"path"}]} -> [page()].
+    // {"views": {id: VIEW}, "pages": PAGES, "questions": [{"path"}]} -> [page()]; with
+    // "with_arguments": true, [{"answer": page(), "arguments": what its view got}].
     \Drupal\views\Views::$specs = $spec['views'] ?? [];
     $routing = new FakeRouting($spec['pages']);
     \Drupal::$services = ['path_alias.manager' => $routing, 'router.route_provider' => $routing,
@@ -554,6 +555,16 @@ namespace {
       unset(\Drupal::$services['path_alias.manager']);
     }
     $method = new \ReflectionMethod($apg_probe, 'page');
+    if (!empty($spec['with_arguments'])) {
+      // Each page() with the contextual arguments its view got: [{"answer", "arguments"}].
+      $out = [];
+      foreach ($spec['questions'] as $question) {
+        FakeView::$arguments = [];
+        $out[] = ['answer' => $method->invoke($apg_probe, $question), 'arguments' => FakeView::$arguments];
+      }
+      print json_encode($out, $flags) . "\n";
+      exit(0);
+    }
     print json_encode(array_map(fn ($q) => $method->invoke($apg_probe, $q), $spec['questions']), $flags) . "\n";
     exit(0);
   }

@@ -6,7 +6,8 @@ runs through the embedded site's Views engine (checked against the real Drupal c
 tests/embedded/test_golden_views.py) over the stub's entities, whose values are strings as on
 Drupal. A disabled view or display is not executed, as the probe does not execute it. Pages are
 resolved as probe.php's ``page()`` resolves them: the alias first, then the views routes the
-router holds at the path, by route name. The router (the state's ``router``: route name -> path)
+router matches to the path (as the embedded site's router matches them: by fit and route name,
+a ``%`` part the display's argument). The router (the state's ``router``: route name -> path)
 is what the last rebuild made of the enabled page displays of enabled views (``rebuild_router``:
 ``drush cr`` and ``drush recipe`` rebuild it, ``config:set`` does not), as on Drupal, where a
 view written by ``config:set`` has no route until ``drush cr`` (tests/ddev/real_dv01/).
@@ -19,6 +20,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from ai_proving_ground.sites.base import EntityRecord
+from ai_proving_ground.sites.embedded.router import best_routes
 from ai_proving_ground.sites.embedded.views import FieldInfo, ViewError, ViewSchema, execute_view
 
 BASE = ("title", "status", "path", "components")
@@ -70,9 +72,8 @@ def page_answer(state: Mapping[str, Any], question: Mapping[str, Any]) -> dict[s
                    if any(i.get("alias") == path for i in e["fields"].get("path", []))), None)
     if target is not None:
         result["claims"].append(f"{target['entity_type']}:{target['uuid']}")
-    for name, own in sorted((state.get("router") or {}).items()):
-        if own == path:
-            result["claims"].append("view:" + name.removeprefix("view.").replace(".", "/", 1))
+    routes = dict(best_routes(state.get("router") or {}, path))
+    result["claims"] += routes
     if not result["claims"]:
         return result
     result["served"] = result["claims"][0]
@@ -80,7 +81,8 @@ def page_answer(state: Mapping[str, Any], question: Mapping[str, Any]) -> dict[s
         published = (target["fields"].get("status") or [{"value": "1"}])[0]["value"] == "1"
         return result | {"outcome": "entity" if published else "not served (403)"}
     view_id, display_id = result["served"].removeprefix("view:").split("/", 1)
-    view = view_answer(state, {"view_id": view_id, "display_id": display_id})
+    view = view_answer(state, {"view_id": view_id, "display_id": display_id,
+                               "arguments": routes[result["served"]]})
     return result | {k: view[k] for k in ("outcome", "rows", "error")}
 
 

@@ -21,6 +21,7 @@ import pytest
 from ai_proving_ground.sites.base import PageQuery, StateQuery, ViewQuery
 from ai_proving_ground.sites.ddev.driver import PROBE_FILE
 from ai_proving_ground.sites.embedded.driver import EmbeddedSite
+from ai_proving_ground.sites.embedded.router import best_routes
 
 HARNESS = Path(__file__).resolve().parent / "probe_harness.php"
 PHP = shutil.which("php")
@@ -141,3 +142,22 @@ def test_the_embedded_site_words_it_alike(fixtures_bed: Path, site: Any) -> None
     view = json.loads(json.dumps(dataclasses.asdict(answer.views[0])))
     assert {k: disabled[k] for k in ("outcome", "error", "rows")} == {
         k: view[k] for k in ("outcome", "error", "rows")}
+
+
+def test_a_placeholder_route_serves_the_path_part_as_the_argument_unless_shadowed() -> None:
+    """A view path's % is {arg_0} in its route: it matches one part of the path, which the display
+    gets as its contextual argument; a route with more literal parts shadows it (the router's fit),
+    so it claims a path only where no literal route does. The embedded router says the same."""
+    routes = [view_route("kb_list"), {"path": "/kb/{arg_0}", "view_id": "kb_any",
+                                      "display_id": "page_1"}]
+    views = {"kb_list": fake_view(), "kb_any": fake_view()}
+    answers = run("pageMany", views=views, pages={"aliases": {}, "routes": routes},
+                  questions=[{"path": p} for p in ("/kb/billing", "/kb/list", "/kb", "/kb/a/b")],
+                  with_arguments=True)
+    got = [(a["answer"]["claims"], a["answer"]["outcome"], a["arguments"]) for a in answers]
+    assert got == [(["view:kb_any/page_1"], "rows", ["billing"]),
+                   (["view:kb_list/page_1"], "rows", []),
+                   ([], "not served (404)", []), ([], "not served (404)", [])]
+    embedded = {"view.kb_list.page_1": "/kb/list", "view.kb_any.page_1": "/kb/%"}
+    assert [best_routes(embedded, p) for p in ("/kb/billing", "/kb/list", "/kb", "/kb/a/b")] == [
+        [("view:kb_any/page_1", ("billing",))], [("view:kb_list/page_1", ())], [], []]

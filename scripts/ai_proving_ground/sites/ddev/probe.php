@@ -549,9 +549,12 @@ $apg_probe = new class {
    * What an anonymous visitor of a path gets, worded as the embedded site words it (PageResult).
    *
    * The alias is resolved first, as Drupal's inbound path processing does, so an alias's
-   * entity is served whatever view also claims the path. Views routes at the path itself
+   * entity is served whatever view also claims the path. Views routes that match the path
    * follow, in the order the router tries them (RouteProvider sorts candidates by fit, then
-   * name); a view makes a route only for an enabled page display of an enabled view.
+   * name); a view makes a route only for an enabled page display of an enabled view. A route's
+   * placeholder (a view path's %, {arg_0} in the route) matches one part of the path, which is
+   * the display's contextual argument; only the routes of the best fit claim the path (a route
+   * with more literal parts shadows a placeholder one: the router never tries the latter).
    */
   public function page(array $question): array {
     $path = '/' . trim((string) ($question['path'] ?? ''), '/');
@@ -568,12 +571,27 @@ $apg_probe = new class {
         $result['claims'][] = $target->getEntityTypeId() . ':' . $target->uuid();
       }
     }
+    $arguments = [];
+    $best = NULL;
     foreach (\Drupal::service('router.route_provider')->getRoutesByPattern($path) as $route) {
       $view_id = $route->getDefault('view_id');
       $display_id = $route->getDefault('display_id');
-      if ($view_id !== NULL && $display_id !== NULL && '/' . trim($route->getPath(), '/') === $path) {
-        $result['claims'][] = "view:$view_id/$display_id";
+      $matched = $view_id !== NULL && $display_id !== NULL
+        ? $this->routeArguments($route->getPath(), $path) : NULL;
+      if ($matched === NULL) {
+        continue;
       }
+      $fit = $this->routeFit($route->getPath());
+      if ($best !== NULL && $fit < $best) {
+        continue;
+      }
+      if ($best === NULL || $fit > $best) {
+        $result['claims'] = $target !== NULL ? [$result['claims'][0]] : [];
+        $arguments = [];
+        $best = $fit;
+      }
+      $result['claims'][] = "view:$view_id/$display_id";
+      $arguments["view:$view_id/$display_id"] = $matched;
     }
     if (!$result['claims']) {
       return $result;
@@ -585,11 +603,51 @@ $apg_probe = new class {
       return $result;
     }
     [$view_id, $display_id] = explode('/', substr($result['served'], strlen('view:')), 2);
-    $view = $this->view(['view_id' => $view_id, 'display_id' => $display_id]);
+    $view = $this->view(['view_id' => $view_id, 'display_id' => $display_id,
+      'arguments' => $arguments[$result['served']] ?? []]);
     $result['outcome'] = $view['outcome'];
     $result['rows'] = $view['rows'];
     $result['error'] = $view['error'];
     return $result;
+  }
+
+  /**
+   * The path's parts that a route's placeholders take, in order, or NULL when the route does not
+   * match the path (a literal part differs, or the part counts differ).
+   */
+  private function routeArguments(string $pattern, string $path): ?array {
+    $want = explode('/', trim($pattern, '/'));
+    $have = explode('/', trim($path, '/'));
+    if (count($want) !== count($have)) {
+      return NULL;
+    }
+    $arguments = [];
+    foreach ($want as $index => $part) {
+      if (str_starts_with($part, '{') && str_ends_with($part, '}')) {
+        if ($have[$index] === '') {
+          return NULL;
+        }
+        $arguments[] = $have[$index];
+      }
+      elseif ($part !== $have[$index]) {
+        return NULL;
+      }
+    }
+    return $arguments;
+  }
+
+  /**
+   * A route's fit as Drupal's RouteCompiler::getFit() counts it: a 1 bit for each literal part.
+   */
+  private function routeFit(string $pattern): int {
+    $parts = explode('/', trim($pattern, '/'));
+    $fit = 0;
+    foreach ($parts as $index => $part) {
+      if (!str_contains($part, '{')) {
+        $fit |= 1 << (count($parts) - 1 - $index);
+      }
+    }
+    return $fit;
   }
 
   /**

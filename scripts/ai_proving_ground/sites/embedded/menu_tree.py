@@ -68,7 +68,7 @@ def resolve(store: Store, uri: str, views_on: bool) -> str:
         routed = _entity_target(store, _PATH_TYPES[canonical.group(1)], canonical.group(2))
         return routed if ":" in routed else path
     routes = router.view_routes(store, path) if views_on else []
-    return routes[0] if routes else path
+    return routes[0][0] if routes else path
 
 
 def _entity_target(store: Store, entity_type: str, entity_id: str) -> str:

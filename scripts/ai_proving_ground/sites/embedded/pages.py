@@ -40,13 +40,13 @@ def serve(store: Store, query: PageQuery,
     path = normalize_path(query.path)
     target = alias_target(store, path)
     claims = [f"{target.entity_type}:{target.uuid}"] if target is not None else []
-    if views_on:
-        claims += view_routes(store, path)
+    routes = dict(view_routes(store, path)) if views_on else {}
+    claims += routes
     if not claims:
         return PageResult(path)
     if target is not None:
         return PageResult(path, tuple(claims), claims[0],
                           "entity" if target.status else DENIED)
     view_id, display_id = claims[0].removeprefix("view:").split("/", 1)
-    result = execute(store, ViewQuery(view_id, display_id))
+    result = execute(store, ViewQuery(view_id, display_id, routes[claims[0]]))
     return PageResult(path, tuple(claims), claims[0], result.outcome, result.rows, result.error)

@@ -11,7 +11,10 @@ tests/ddev/real_dv01/). A route made earlier stays at the path it was built for;
 is the view's config as it is now (Drupal loads the View when a visitor comes).
 
 Routes are kept in the ``router`` key-value collection, one entry a route: its name
-(``view.ID.DISPLAY``, as Views names them) -> its path, normalized.
+(``view.ID.DISPLAY``, as Views names them) -> its path, normalized. A ``%`` part of a view's path
+(``notices/category/%``) is a placeholder: it matches any one part of a visitor's path, and what
+it matched is the display's contextual argument. Of the routes that match a path, those with the
+most literal parts win (Drupal's fit); a placeholder route a literal one shadows is never tried.
 """
 
 from __future__ import annotations
@@ -74,8 +77,40 @@ def rebuild(store: Store) -> None:
     store.kv_replace(ROUTER_COLLECTION, collect_routes(store))
 
 
-def view_routes(store: Store, path: str) -> list[str]:
-    """``view:ID/DISPLAY`` for every route the router holds at ``path`` (normalized), in route-name
-    order: the order the router's SQL gives candidates of equal fit."""
-    return [f"view:{name.removeprefix('view.').replace('.', '/', 1)}"
-            for name, own in sorted(store.kv_all(ROUTER_COLLECTION).items()) if own == path]
+def route_arguments(pattern: str, path: str) -> tuple[str, ...] | None:
+    """The parts of ``path`` that ``pattern``'s placeholders (``%``, ``%name``) take, in order;
+    None when the pattern does not match (a literal part differs, or the part counts differ)."""
+    want, have = pattern.strip("/").split("/"), path.strip("/").split("/")
+    if len(want) != len(have):
+        return None
+    arguments = []
+    for part, given in zip(want, have, strict=True):
+        if part.startswith("%"):
+            if not given:
+                return None
+            arguments.append(given)
+        elif part != given:
+            return None
+    return tuple(arguments)
+
+
+def route_fit(pattern: str) -> int:
+    """Drupal's RouteCompiler::getFit(): a 1 bit for each literal part, the first the highest."""
+    parts = pattern.strip("/").split("/")
+    return sum(1 << (len(parts) - 1 - i) for i, part in enumerate(parts) if not part.startswith("%"))
+
+
+def best_routes(routes: Mapping[str, str], path: str) -> list[tuple[str, tuple[str, ...]]]:
+    """(``view:ID/DISPLAY``, its arguments) for each route of ``routes`` (name -> path) that
+    matches ``path`` with the best fit, in route-name order: the order the router's SQL gives
+    candidates of equal fit."""
+    matched = [(route_fit(own), name, arguments) for name, own in sorted(routes.items())
+               if (arguments := route_arguments(own, path)) is not None]
+    best = max((fit for fit, *_ in matched), default=0)
+    return [(f"view:{name.removeprefix('view.').replace('.', '/', 1)}", arguments)
+            for fit, name, arguments in matched if fit == best]
+
+
+def view_routes(store: Store, path: str) -> list[tuple[str, tuple[str, ...]]]:
+    """The router's routes for ``path`` (normalized): see :func:`best_routes`."""
+    return best_routes(store.kv_all(ROUTER_COLLECTION), path)
