@@ -80,6 +80,9 @@ def test_each_arm_sums_use_and_reports_asks_and_leaks(tmp_path: Path) -> None:
     markdown = (root / "report.md").read_text("utf-8")
     assert "| without | 1/2 | 0.50 [" in markdown
     assert "mcp_server claude_ai_Gmail, skill stray |" in markdown
+    # The pages' usage tables sum the same records report.json does (no run.json here at all).
+    assert "| without | 3 | 2 | 2000 | 40 | 0.0200 | 4 | 4 | 2 |" in markdown
+    assert "| with | 3 | 3 | 3000 | 60 | - | 4 | 4 | 3 |" in markdown  # no cost reported: "-"
     html = (root / "report.html").read_text("utf-8")
     assert 'id="friction"' in html and "mcp_server claude_ai_Gmail, skill stray" in html
     page = (root / "attempts" / "0001.html").read_text("utf-8")

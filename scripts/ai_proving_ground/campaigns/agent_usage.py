@@ -11,7 +11,7 @@ no transcript (nop, oracle, manual) has ``usage`` null and counts only in ``atte
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
@@ -55,9 +55,16 @@ def by_arm(records: Iterable[AttemptRecord]) -> dict[str, dict[str, Any]]:
     """arm -> attempts, with_transcript, summed tokens, cost (null when no attempt reported
     one), tool calls, commands and denials, asked_first k/n with its rate and 95% Wilson
     interval, and the attempts whose start-up leaked (their orders and what leaked)."""
+    return grouped(records, lambda record: record.arm)
+
+
+def grouped(records: Iterable[AttemptRecord],
+            key: Callable[[AttemptRecord], str]) -> dict[str, dict[str, Any]]:
+    """:func:`by_arm`'s rows, grouped by ``key`` (the viewer's per-agent table too: one sum
+    of the records' ``usage`` for report.json and every page)."""
     rows: dict[str, dict[str, Any]] = {}
     for record in records:
-        row = rows.setdefault(record.arm, _empty())
+        row = rows.setdefault(key(record), _empty())
         row["attempts"] += 1
         if record.leaks:
             row["leaks"]["attempts"].append(record.order)

@@ -16,11 +16,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ai_proving_ground.campaigns.records import CampaignFiles, read_attempt
+from ai_proving_ground.campaigns import agent_usage
+from ai_proving_ground.campaigns.records import AttemptRecord, CampaignFiles, read_attempt
 from ai_proving_ground.errors import ApgError
 
 MAX_BYTES = 512 * 1024  # of one evidence file shown on a page
-USAGE_KEYS = ("input_tokens", "output_tokens")
 
 
 @dataclass(frozen=True)
@@ -71,6 +71,7 @@ class AttemptView:
 
     order: int
     record: dict[str, Any]
+    attempt: AttemptRecord  # the same record, as read: what the usage tables sum
     prompt: Evidence
     checks: list[dict[str, Any]]  # every public check's result, failed ones first
     commands: list[dict[str, Any]]  # from the normalized transcript, when the agent wrote one
@@ -103,7 +104,8 @@ def check_anchor(check_id: str) -> str:
 def load_attempt(files: CampaignFiles, order: int) -> AttemptView:
     root = files.directory
     run_dir = files.attempt_dir(order)
-    record = read_attempt(files.attempt(order)).as_json()
+    attempt = read_attempt(files.attempt(order))
+    record = attempt.as_json()
     problems: list[str] = []
     grade = _json(read_evidence(root, run_dir / "grade.json"))
     checks: list[dict[str, Any]] = []
@@ -125,7 +127,7 @@ def load_attempt(files: CampaignFiles, order: int) -> AttemptView:
         reply = transcript.get("final_reply") if isinstance(transcript.get("final_reply"), str) \
             else None
     hidden = _json(read_evidence(root, run_dir / "hidden.json")) or record.get("hidden") or {}
-    return AttemptView(order=order, record=record,
+    return AttemptView(order=order, record=record, attempt=attempt,
                        prompt=read_evidence(root, run_dir / "run" / "prompt.txt"),
                        checks=checks, commands=commands, denials=denials,
                        transcript=summary if isinstance(summary, dict) else None,
@@ -160,29 +162,9 @@ def load_attempts(files: CampaignFiles) -> tuple[list[AttemptView], list[str]]:
 
 def usage_rows(attempts: list[AttemptView], by: str) -> list[dict[str, Any]]:
     """Tokens, cost, tool calls, commands and denials summed per arm or per agent (``by``), from
-    what each attempt's transcript recorded; attempts with no transcript are counted apart."""
-    rows: dict[str, dict[str, Any]] = {}
-    for view in attempts:
-        key = str(view.record.get(by))
-        row = rows.setdefault(key, {by: key, "attempts": 0, "with_transcript": 0,
-                                    "input_tokens": 0, "output_tokens": 0, "cost_usd": 0.0,
-                                    "tool_calls": 0, "commands": 0, "permission_denials": 0})
-        row["attempts"] += 1
-        summary = view.transcript
-        if not summary:
-            continue
-        row["with_transcript"] += 1
-        usage = summary.get("usage")
-        usage = usage if isinstance(usage, dict) else {}
-        for name in USAGE_KEYS:
-            row[name] += _number(usage.get(name))
-        row["cost_usd"] += float(_number(summary.get("cost_usd")))
-        for name in ("tool_calls", "commands", "permission_denials"):
-            row[name] += _number(summary.get(name))
-    for row in rows.values():
-        row["cost_usd"] = round(row["cost_usd"], 6)
-    return [rows[key] for key in sorted(rows)]
+    each attempt record's ``usage`` (campaigns.agent_usage, which report.json's ``usage`` is
+    too); attempts with no transcript count only in ``attempts``."""
+    rows = agent_usage.grouped((view.attempt for view in attempts),
+                               lambda record: str(getattr(record, by)))
+    return [{by: name, **row} for name, row in rows.items()]
 
-
-def _number(value: Any) -> int | float:
-    return value if isinstance(value, (int, float)) and not isinstance(value, bool) else 0
