@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import shutil
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -24,6 +25,7 @@ from ai_proving_ground.executors.base import Finished
 ray = pytest.importorskip("ray", reason="the ray extra is not installed "
                           "(pip install -e '.[ray]'); the Ray executor's tests need it")
 
+from ai_proving_ground.executors import ray_executor  # noqa: E402
 from ai_proving_ground.executors.ray_executor import BedWorker, RayExecutor  # noqa: E402
 from ai_proving_ground.settings import Settings  # noqa: E402
 
@@ -31,11 +33,20 @@ from ai_proving_ground.settings import Settings  # noqa: E402
 ray.cloudpickle.register_pickle_by_value(sys.modules[__name__])
 
 
+@pytest.fixture(scope="module")
+def ddev_root(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Where the DDEV test's project lives: the cluster's one node declares it (below)."""
+    return tmp_path_factory.mktemp("ray-ddev")
+
+
 @pytest.fixture(scope="module", autouse=True)
-def cluster() -> Iterator[None]:
-    """One local cluster for the module (Ray's start-up is seconds): 127.0.0.1, no dashboard."""
-    ray.init(address="local", include_dashboard=False, num_cpus=2, resources={"bed": 2},
-             _node_ip_address="127.0.0.1", log_to_driver=False, configure_logging=False)
+def cluster(ddev_root: Path) -> Iterator[None]:
+    """One local cluster for the module (Ray's start-up is seconds): 127.0.0.1, no dashboard;
+    its node holds the DDEV test's project (README, Ray: a node declares each project it has)."""
+    project = ray_executor.node_resource(ddev_root / "bed")
+    ray.init(address="local", include_dashboard=False, num_cpus=2,
+             resources={"bed": 2, project: 1}, _node_ip_address="127.0.0.1",
+             log_to_driver=False, configure_logging=False)
     try:
         yield
     finally:
@@ -118,6 +129,17 @@ class Watched(RayExecutor):
         super().close()
 
 
+def no_bed_made_here(monkeypatch: pytest.MonkeyPatch) -> None:
+    """This process (the driver) fails the test if it clones, escrows or resets a job's bed or
+    a DDEV project; the actors' processes import their own, unpatched."""
+    def made_here(*args: Any, **kwargs: Any) -> None:
+        raise AssertionError(f"the driver made a bed: {args[:3]}")
+
+    for name in ("prepare_jobs", "prepare_job", "prepare_ddev_jobs", "ready_ddev_job",
+                 "reset_ddev_beds", "fresh_bed", "clone_bed", "reset"):
+        monkeypatch.setattr(beds, name, made_here)
+
+
 def files_of(out: Path) -> list[str]:
     """Every attempt's files, by path under runs/ (the run's id, a time, left out)."""
     return sorted({"/".join("RUN" if part.startswith("20") else part for part in
@@ -126,7 +148,8 @@ def files_of(out: Path) -> list[str]:
 
 
 def test_the_example_campaign_on_two_bed_actors_equals_the_local_executor(
-        apg: Any, tmp_path: Path, template: Path, register: Any) -> None:  # noqa: F811
+        apg: Any, tmp_path: Path, template: Path, register: Any,  # noqa: F811
+        monkeypatch: pytest.MonkeyPatch) -> None:
     """The actors make their beds and run their attempts in their own scratch folder and never
     touch the driver's campaign directory; the driver writes every file back, so the records,
     the report, apg campaign report and regrade are the local executor's."""
@@ -136,11 +159,17 @@ def test_the_example_campaign_on_two_bed_actors_equals_the_local_executor(
         executors.append(Watched(context, jobs, tmp_path / "scratch"))
         return executors[0]
 
-    register("ray-watched", factory)
+    register("ray-watched", factory, beds_from=ray_executor)
     spec = example_on(template, tmp_path / "spec.yml")
     run_campaign(apg, spec, tmp_path / "local")
+    no_bed_made_here(monkeypatch)
     result = run_campaign(apg, spec, tmp_path / "ray", "--executor", "ray-watched")
     [executor] = executors
+    # The driver made no bed: its --beds folder is empty, setup.json names none of its own.
+    assert list((tmp_path / "ray-beds").iterdir()) == []
+    setup = json.loads((tmp_path / "ray" / "setup.json").read_text("utf-8"))
+    assert {(j["bed"], j["escrow"]) for j in setup["jobs"]} == {
+        ("made where its executor runs the job",) * 2}
     assert executor.touched == [], executor.touched[:10]
     assert sorted(executor.beds.values()) and all(
         bed.startswith(str(tmp_path / "scratch")) for bed in executor.beds.values())
@@ -172,6 +201,36 @@ def test_an_actor_refuses_a_ddev_project_absent_from_its_node(tmp_path: Path) ->
     assert '"ddev:' + str(tmp_path / "site-a") + '": 1' in problem
 
 
+def test_an_actor_refuses_a_bed_whose_fingerprints_differ_from_the_campaigns(
+        tmp_path: Path, template: Path) -> None:
+    from ai_proving_ground.campaigns import provenance
+    from ai_proving_ground.campaigns.spec import load_spec, resolve
+
+    campaign = resolve(load_spec(example_on(template, tmp_path / "spec.yml")), Settings())
+    settings = beds.job_settings(Settings(), campaign)
+    _, tag = beds.check_template(campaign, template, settings)
+    found = provenance.bed_fingerprints(template, campaign.fixtures, settings)
+    job = beds.Job(number=0, bed=tmp_path / "unused", escrow_root=tmp_path / "e",
+                   settings=settings, tag=tag)
+
+    def made(expected: dict[str, Any]) -> tuple[str, str | None]:
+        worker = BedWorker(campaign, str(template), settings, lambda bed, args: (0, ""), job,
+                           str(tmp_path / "scratch"), expected)
+        try:
+            return worker.ready()
+        finally:
+            worker.release()
+
+    bed, problem = made(found)  # the template's own: the clone matches it
+    assert problem is None and bed.startswith(str(tmp_path / "scratch"))
+    bed, problem = made({**found, "grader_tree_sha256": "0" * 64})
+    assert problem is not None and problem.startswith(
+        f"APG_CAMPAIGN_RAY_BED_DIFFERS job-0: the bed {bed} on the node "), problem
+    assert "differs from the campaign's: grader_tree_sha256 (000000000000… -> " in problem
+    _, problem = made({**found, "product.code_sha256": "1" * 64})
+    assert problem is not None and "product.code_sha256 (111111111111… -> " in problem
+
+
 class KillsOneActor(RayExecutor):
     """The Ray executor, killing the actor of the first attempt whose agent is under way (its
     agent.log is in the actor's scratch folder, under ``scratch``)."""
@@ -201,7 +260,7 @@ def test_a_bed_actor_killed_mid_attempt_gives_that_attempt_an_infra_error(
         executors.append(KillsOneActor(context, jobs, tmp_path / "scratch"))
         return executors[0]
 
-    register("ray-kills", factory)
+    register("ray-kills", factory, beds_from=ray_executor)
     spec = example_on(template, tmp_path / "spec.yml", agents=["dozes"])
     out = tmp_path / "out"
     result = run_campaign(apg, spec, out, "--executor", "ray-kills")
@@ -227,7 +286,7 @@ def test_a_lost_attempt_is_tried_again_on_a_fresh_bed_in_a_new_actor(
         executors.append(KillsOneActor(context, jobs, tmp_path / "scratch"))
         return executors[0]
 
-    register("ray-kills", factory)
+    register("ray-kills", factory, beds_from=ray_executor)
     spec = example_on(template, tmp_path / "spec.yml", agents=["dozes"],
                       retries={"infra_error": 1})
     out = tmp_path / "out"
@@ -287,7 +346,8 @@ def test_a_ray_campaign_resumes_on_ray_to_the_uninterrupted_report(
             submitted.append(attempt.order)
             super().submit(job, attempt, earlier)
 
-    register("ray-counts", lambda context, jobs: Counting(context, jobs, None))
+    register("ray-counts", lambda context, jobs: Counting(context, jobs, None),
+             beds_from=ray_executor)
     spec = example_on(template, tmp_path / "spec.yml")
     out = tmp_path / "out"
     run_campaign(apg, spec, out, "--executor", "ray")
@@ -315,3 +375,82 @@ def test_resume_refuses_an_address_for_the_local_executor(
     assert result.rc == 2, result.err
     assert "APG_USAGE --address is for the executors that join a cluster" in result.err
     assert not (out / "runs" / "0001" / "attempt.json").exists()
+
+
+class NodeEnv(RayExecutor):
+    """The Ray executor whose actors get ``env`` (what a node has installed: here the stub
+    ``ddev`` on PATH and its settings, set after the cluster started)."""
+
+    def __init__(self, context: Context, jobs: list[beds.Job], env: dict[str, str]) -> None:
+        self._env = env
+        super().__init__(context, jobs, None)
+
+    def _worker_class(self, ray: Any) -> Any:
+        remote, env = super()._worker_class(ray), self._env
+
+        class Bound:
+            @staticmethod
+            def options(**options: Any) -> Any:
+                return remote.options(runtime_env={"env_vars": env}, **options)
+        return Bound
+
+
+def test_a_ddev_campaign_runs_and_resumes_on_ray_its_project_made_ready_by_its_actor(
+        apg: Any, tmp_path: Path, ddev_root: Path, register: Any,  # noqa: F811
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """A DDEV job through the stub ddev: the driver neither escrows nor resets the project (its
+    bed functions fail here); the actor, on the node declaring it, resets, escrows and checks it
+    there, on the run and on a resume after an agent left a recipe in the project."""
+    if shutil.which("php") is None:
+        pytest.skip("php not found: apt-get install php-cli")
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "ddev"))
+    from ddev_stub import STUB_SOURCE, Stub, fresh_site_state, new_project
+
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    (bin_dir / "ddev").write_text(f"#!{sys.executable}\n" + STUB_SOURCE.read_text("utf-8"))
+    (bin_dir / "ddev").chmod(0o755)
+    stub = Stub(tmp_path)
+    stub_env = {"APG_STUB_DDEV_SCENARIO": str(stub.scenario), "APG_STUB_DDEV_LOG": str(stub.log),
+                "APG_STUB_DDEV_LIB": str(STUB_SOURCE.parent)}
+    (bin_dir / "ddev-stub.json").write_text(json.dumps(stub_env))
+    (tmp_path / "home").mkdir()
+    # The node's own: the stub on PATH, a HOME holding the project's baselines; a Ray worker
+    # finds its cluster's token in HOME unless told where.
+    token = os.environ.get("RAY_AUTH_TOKEN_PATH") or os.path.expanduser("~/.ray/auth_token")
+    env = {**stub_env, "PATH": f"{bin_dir}{os.pathsep}{os.environ.get('PATH', '')}",
+           "HOME": str(tmp_path / "home"), **({"RAY_AUTH_TOKEN_PATH": token}
+                                              if os.path.isfile(token) else {})}
+    for name, value in {**env, "AI_PG_SITE_DRIVER": "ddev",
+                        **{f"GIT_{who}_{what}": "t" for who in ("AUTHOR", "COMMITTER")
+                           for what in ("NAME", "EMAIL")}}.items():
+        monkeypatch.setenv(name, value)
+    bed = new_project(ddev_root / "bed")
+    (tmp_path / "site-state.json").write_text(json.dumps(fresh_site_state()))
+    stub.use_site(tmp_path / "site-state.json")
+    assert apg("provision", "--approot", str(bed), "kb_docs").rc == 0
+    spec = write_spec(tmp_path / "spec.yml", {
+        "name": "ddev-ray", "dataset": str(EXAMPLE.parents[1] / "datasets" / "build_tasks.yml"),
+        "tasks": ["dv01_view_build"], "arms": {"plain": {}}, "agents": ["nop", "oracle"],
+        "repeats": 1, "seed": 19, "fixtures": ["kb_docs"], "ddev_beds": [str(bed)]})
+    register("ray-node", lambda context, jobs: NodeEnv(context, jobs, env),
+             beds_from=ray_executor)
+    no_bed_made_here(monkeypatch)
+    out = tmp_path / "out"
+    run_campaign(apg, spec, out, "--executor", "ray-node")
+    assert sorted((r["agent"], r["outcome"]) for r in attempts(out)) == [("nop", "fail"),
+                                                                          ("oracle", "pass")]
+    setup = json.loads((out / "setup.json").read_text("utf-8"))
+    assert [(j["bed"], j["escrow"]) for j in setup["jobs"]] == [
+        (str(bed), "made where its executor runs the job")]
+    # As a runner killed mid-attempt leaves it: an attempt unrecorded, a recipe in the project
+    # (judged code: the grader tree differs until the project is reset).
+    whole = untimed(out)
+    (out / "runs" / "0001" / "attempt.json").unlink()
+    (out / "report.json").unlink()
+    (bed / "recipes" / "half_done").mkdir(parents=True)
+    (bed / "recipes" / "half_done" / "recipe.yml").write_text("name: half done\n")
+    result = apg("campaign", "resume", str(out), "--executor", "ray-node")
+    assert result.rc == 0, result.err
+    assert untimed(out) == whole
+    assert not (bed / "recipes" / "half_done").exists()

@@ -39,6 +39,10 @@ VERSION_TIMEOUT_S = 10.0  # a CLI's --version answers in well under a second; a 
 VERSION_CHARS = 200
 # Where a value may differ while the inputs are the same (see the module doc).
 UNCOMPARED = frozenset({"path", "commit"})
+# The fingerprints a bed gives (as :func:`fingerprints` names them), and those with the code
+# judging it: what an executor that makes its beds where they run (a Ray node) compares there.
+BED_KEYS = ("set_key", "baseline.tag", "grader_tree_sha256")
+NODE_KEYS = (*BED_KEYS, "product.code_sha256")
 
 
 def collect(campaign: Campaign, template: Path, settings: Settings,
@@ -117,11 +121,30 @@ def fingerprints(record: Mapping[str, Any]) -> dict[str, Any]:
     return flat
 
 
-def changes(recorded: Mapping[str, Any], current: Mapping[str, Any]) -> list[str]:
-    """Each fingerprint that differs, as ``what (was -> now)``, in a stable order."""
+def changes(recorded: Mapping[str, Any], current: Mapping[str, Any],
+            elsewhere: Iterable[str] = ()) -> list[str]:
+    """Each fingerprint that differs, as ``what (was -> now)``, in a stable order; those named
+    in ``elsewhere`` are left out (compared where the beds are made: :data:`BED_KEYS`)."""
     before, after = fingerprints(recorded), fingerprints(current)
+    keys = sorted((before.keys() | after.keys()) - set(elsewhere))
     return [f"{key} ({_short(before.get(key))} -> {_short(after.get(key))})"
-            for key in sorted(before.keys() | after.keys()) if before.get(key) != after.get(key)]
+            for key in keys if before.get(key) != after.get(key)]
+
+
+def bed_fingerprints(bed: Path, fixtures: Iterable[str], settings: Settings) -> dict[str, Any]:
+    """:data:`NODE_KEYS` of ``bed`` (provisioned) and of the code running here."""
+    baseline = require_baseline(bed, list(fixtures), settings)
+    fixture_set = load_set(list(fixtures), bed, settings=settings)
+    return {"set_key": baseline.set_key, "baseline.tag": baseline.tag,
+            "grader_tree_sha256": grader_tree.tree_sha256(grader_tree.fingerprint(bed, fixture_set)),
+            "product.code_sha256": code_sha256()}
+
+
+def bed_changes(expected: Mapping[str, Any], found: Mapping[str, Any]) -> list[str]:
+    """Each of :data:`NODE_KEYS` where ``found`` (:func:`bed_fingerprints`) differs from
+    ``expected`` (the campaign's :func:`fingerprints`), as ``what (campaign's -> bed's)``."""
+    return [f"{key} ({_short(expected.get(key))} -> {_short(found.get(key))})"
+            for key in NODE_KEYS if expected.get(key) != found.get(key)]
 
 
 def _flatten(prefix: str, value: Any, into: dict[str, Any]) -> None:

@@ -23,7 +23,10 @@ Under the directory's lock (:mod:`campaigns.lock`; a runner still at work: ``APG
    campaign's projects are reset to their baseline first (a killed runner leaves one as its
    agent or its reset left it: a half-changed database, files in the judged recipes), so what
    is fingerprinted and escrowed is the baseline; the reset changes only the projects, which
-   every run and resume resets anyway.
+   every run and resume resets anyway. On an executor that makes its beds where it runs them
+   (Ray: executors.base) each actor resets its project on its node and compares its bed's own
+   fingerprints (set key, baseline tag, grader tree) with the campaign's there; the driver
+   compares the rest.
 5. Fresh job beds (clones of the template in a new beds folder, escrowed and reset; DDEV
    projects reset in place), the attempts left in plan order (retries as in a run), the report.
 
@@ -120,21 +123,24 @@ def _resume_locked(files: CampaignFiles, options: ResumeOptions) -> runner.Campa
     runner.check_agents(spec, spec.bed or next(iter(spec.ddev_beds), files.directory / "template"))
     registry.check_usable(runner.executor_name(spec, run_options), run_options.address)
     bed_folder.check(run_options.beds)
-    if spec.ddev_beds:  # used in place: first back to the baseline, whatever the kill left
+    # An executor that makes its beds where it runs them (Ray) resets and compares each there.
+    on_nodes = registry.beds_on_nodes(runner.executor_name(spec, run_options))
+    if spec.ddev_beds and not on_nodes:  # used in place: first back to the baseline
         beds.reset_ddev_beds(campaign, list(spec.ddev_beds[:_jobs(spec, run_options, recorded,
                                                                   todo)]), settings)
     # A template at hand (the spec's, the run's, DDEV's projects) is compared before any bed
     # folder is made: a refusal then leaves nothing behind.
     beds_at = _reusable_template(files, campaign, settings)
-    changed = (None if beds_at is None
-               else _changes(files, recorded, campaign, beds_at, settings, options.force))
+    changed = (None if beds_at is None else _changes(files, recorded, campaign, beds_at,
+                                                     settings, options.force, on_nodes))
     folder = bed_folder.open_folder(spec, run_options.beds, run_options.keep_beds)
     try:
         # The job beds go in the new folder, cloned from the template at hand or a new one.
         beds_at = runner.template_for(campaign, settings, folder.path,
                                       None if beds_at is None else beds_at.template)
         if changed is None:
-            changed = _changes(files, recorded, campaign, beds_at, settings, options.force)
+            changed = _changes(files, recorded, campaign, beds_at, settings, options.force,
+                               on_nodes)
         redone = _take_over(files, recorded, changed, stale, attempts, spec_path)
         say("APG_CAMPAIGN_RESUME", f"{files.directory}: {len(done)} of {len(attempts)} attempts "
             f"recorded, {len(todo)} to run ({len(redone)} discarded to discarded/)"
@@ -174,11 +180,14 @@ def _take_over(files: CampaignFiles, recorded: CampaignRecord, changed: list[str
 
 
 def _changes(files: CampaignFiles, recorded: CampaignRecord, campaign: Campaign,
-             beds_at: runner.BedsAt, settings: Settings, force: bool) -> list[str]:
-    """The fingerprints that changed since the campaign started; refused unless ``force``."""
+             beds_at: runner.BedsAt, settings: Settings, force: bool,
+             on_nodes: bool = False) -> list[str]:
+    """The fingerprints that changed since the campaign started; refused unless ``force``
+    (``on_nodes``: the beds' own are compared where they are made, after their reset)."""
     current = CampaignRecord.of(campaign, recorded.jobs, recorded.created_at, provenance.collect(
         campaign, beds_at.template, settings, os.environ))  # PATH as the adapters get it
-    changed = provenance.changes(recorded.as_json(), current.as_json())
+    changed = provenance.changes(recorded.as_json(), current.as_json(),
+                                 provenance.BED_KEYS if on_nodes else ())
     if changed and not force:
         raise _Refused(RESUME_CHANGED, f"{files.directory}: changed since the campaign started: "
                        f"{'; '.join(changed)}. Nothing was run or moved. Put them back, or pass "

@@ -298,20 +298,18 @@ def template_for(campaign: Campaign, settings: Settings, folder: Path | None,
 
 def open_jobs(campaign: Campaign, files: CampaignFiles, beds_at: BedsAt, jobs: int,
               options: RunnerOptions) -> tuple[Context, list[beds.Job]]:
-    """One freshly cloned (DDEV: reset in place), escrowed and reset bed per job; setup.json."""
-    spec, settings = campaign.spec, beds.job_settings(options.settings, campaign)
+    """One bed per job, as its executor makes them (executors.base); setup.json."""
+    settings = beds.job_settings(options.settings, campaign)
     template, tag, bed_root = beds_at.template, beds_at.tag, beds_at.root
-    job_list = (beds.prepare_ddev_jobs(campaign, list(spec.ddev_beds[:jobs]), tag, files.escrow,
-                                       settings) if spec.ddev_beds else
-                beds.prepare_jobs(campaign, template, tag, bed_root, files.escrow, jobs, settings))
+    job_list = registry.prepare_jobs(executor_name(campaign.spec, options), campaign, template,
+                                     tag, bed_root, files.escrow, jobs, settings)
     # The sandbox's probe is a child: made once a process, here, so an attempt's only children
     # are the adapter and the verifier (a machine with no sandbox is each attempt's to report).
     with contextlib.suppress(ApgError):
         choose_backend(SandboxOptions.from_settings(settings))
     write_record(files.setup, SetupRecord(
         fixtures=list(campaign.fixtures), tag=tag, template=str(template), beds=str(bed_root),
-        jobs=[{"job": j.number, "bed": str(j.bed), "escrow": str(_escrow_set(j))}
-              for j in job_list]))
+        jobs=[{"job": j.number, **_where(j)} for j in job_list]))
     context = Context(campaign=campaign, files=files, template=template,
                       settings=settings, site_step=options.site_step)
     return context, job_list
@@ -393,8 +391,10 @@ class _Lanes:
             self.give(job)
 
 
-def _escrow_set(job: beds.Job) -> Path:
-    """A prepared job's escrow set (prepare_jobs escrows every bed or stops the campaign)."""
+def _where(job: beds.Job) -> dict[str, str]:
+    """setup.json's bed and escrow; neither is here for an executor that makes its beds where
+    it runs the job (executors.base; a DDEV job's bed: its project's path, on its node)."""
     if job.escrowed is None:
-        raise AssertionError(f"{job.name} was prepared without an escrow")
-    return job.escrowed.set_dir
+        elsewhere = "made where its executor runs the job"
+        return {"bed": str(job.bed) if job.ddev else elsewhere, "escrow": elsewhere}
+    return {"bed": str(job.bed), "escrow": str(job.escrowed.set_dir)}

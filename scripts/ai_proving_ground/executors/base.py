@@ -6,6 +6,16 @@ an interrupt cancels what runs. An executor owns only where and how the bed work
 local one (:mod:`executors.local`) on a thread per job in this process; a distributed engine
 (issue 23's Ray) on its own workers, with the records still written under the campaign
 directory. The bed work of one attempt is :func:`run_on_bed`, the same for every executor.
+
+The executor also owns where the job beds are made: its module's ``prepare_jobs(campaign,
+template, tag, bed_root, escrow_root, count, settings)`` gives the jobs the runner opens it with
+(:func:`executors.registry.prepare_jobs`), and ``BEDS_ON_NODES`` says whether they are made where
+the attempts run rather than here. The local executor makes, escrows and resets each bed on the
+driver; the Ray executor's jobs are only planned, and each actor makes its bed on its node (a
+DDEV project reset there first), escrows it there, and refuses one whose fingerprints
+(provenance.NODE_KEYS: set key, baseline tag, grader tree, the code) differ from the campaign's.
+The driver keeps what is checked centrally: the spec, the campaign's provenance and resume's
+fingerprints (on Ray, all but the bed's own, which each actor compares on its node).
 """
 
 from __future__ import annotations

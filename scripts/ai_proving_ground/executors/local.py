@@ -1,6 +1,8 @@
 """The local executor (the default): one thread per job in the runner's process.
 
-Each job's bed work runs on its own thread of a pool as wide as the jobs; the runner gives a job
+The runner's driver is where the beds are made (:func:`prepare_jobs`): a clone of the template per
+job (a DDEV job: its project, in place), escrowed and reset, before the first attempt. Each job's
+bed work runs on its own thread of a pool as wide as the jobs; the runner gives a job
 its next attempt when the last one is collected, so a job never holds two. Cancel sets the
 campaign's stop flag and interrupts every child the attempts started (the adapters, under the
 keeper; the verifiers), so the running attempts end recorded as interrupted.
@@ -11,11 +13,26 @@ from __future__ import annotations
 import queue
 import threading
 from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
 
 from ai_proving_ground.campaigns import beds
 from ai_proving_ground.campaigns.attempt import Context
-from ai_proving_ground.campaigns.spec import Attempt
+from ai_proving_ground.campaigns.spec import Attempt, Campaign
 from ai_proving_ground.executors.base import Finished, run_on_bed
+from ai_proving_ground.settings import Settings
+
+# The beds are made here, in the driver's process, before the executor opens (executors.base).
+BEDS_ON_NODES = False
+
+
+def prepare_jobs(campaign: Campaign, template: Path, tag: str, bed_root: Path, escrow_root: Path,
+                 count: int, settings: Settings) -> list[beds.Job]:
+    """One freshly cloned (DDEV: each project, reset in place), escrowed and reset bed per job
+    (beds.CannotRun when one cannot be)."""
+    projects = list(campaign.spec.ddev_beds[:count])
+    if projects:
+        return beds.prepare_ddev_jobs(campaign, projects, tag, escrow_root, settings)
+    return beds.prepare_jobs(campaign, template, tag, bed_root, escrow_root, count, settings)
 
 
 class LocalExecutor:

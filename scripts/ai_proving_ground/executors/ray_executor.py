@@ -2,13 +2,16 @@
 
 Each job becomes one Ray actor holding one unit of the custom ``bed`` resource for its life, so
 a node never holds more attempts than the beds it declares (``ray start --resources='{"bed":
-N}'``). The actor makes its own bed on its node, in a scratch folder of the node's temporary
-directory: a fresh clone of the campaign's template (a DDEV job: its project, which must be on
-that node: :func:`node_resource`), escrowed there and reset, then takes that job's attempts one
-at a time, running the local executor's bed work (:func:`executors.base.run_on_bed`) with a
-campaign directory of its own in that scratch folder. Each attempt's files come back to the
-driver as data (:mod:`executors.attempt_files`, bounded, every path and record checked) and the
-driver writes them under its campaign directory: no actor reads or writes the driver's campaign
+N}'``). The driver makes no bed (:func:`prepare_jobs` only plans the jobs): the actor makes its
+own on its node, in a scratch folder of the node's temporary directory: a fresh clone of the
+campaign's template (a DDEV job: its project, which must be on that node: :func:`node_resource`,
+first reset to its baseline there, as a resume needs after a killed run), escrowed there and
+reset; a bed whose fingerprints (provenance.NODE_KEYS) differ from the campaign record's is
+refused (:data:`BED_DIFFERS`). Then it takes that job's attempts one at a time, running the
+local executor's bed work (:func:`executors.base.run_on_bed`) with a campaign directory of its
+own in that scratch folder. Each attempt's files come back to the driver as data
+(:mod:`executors.attempt_files`, bounded, every path and record checked) and the driver writes
+them under its campaign directory: no actor reads or writes the driver's campaign
 directory, so nodes share no filesystem with it; the agent's sandbox hides it as well, for a
 node that is the driver's own machine. The template, the dataset, skill folders, hidden
 verifiers and custom fixtures are read by the actors at the paths the driver names (README, Ray).
@@ -35,13 +38,14 @@ import socket
 import tempfile
 import threading
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ai_proving_ground.campaigns import beds, retry
+from ai_proving_ground.campaigns import beds, provenance, retry
 from ai_proving_ground.campaigns.attempt import AttemptRun, Context, SiteStep
-from ai_proving_ground.campaigns.records import AttemptRecord, CampaignFiles
+from ai_proving_ground.campaigns.records import AttemptRecord, CampaignFiles, read_campaign
 from ai_proving_ground.campaigns.spec import Attempt, Campaign
 from ai_proving_ground.errors import ApgError
 from ai_proving_ground.executors import attempt_files
@@ -56,6 +60,20 @@ ACTOR_START_S = 120.0  # every bed actor placed on a node, its bed made (the cam
 # verifier) before its actor is taken for lost; without an agent timeout, this alone.
 ATTEMPT_MARGIN_S = 1800.0
 PROJECT_ABSENT = "APG_CAMPAIGN_RAY_PROJECT_ABSENT"
+BED_DIFFERS = "APG_CAMPAIGN_RAY_BED_DIFFERS"
+# Each actor makes its bed on its node (executors.base): the driver only plans the jobs.
+BEDS_ON_NODES = True
+
+
+def prepare_jobs(campaign: Campaign, template: Path, tag: str, bed_root: Path, escrow_root: Path,
+                 count: int, settings: Settings) -> list[beds.Job]:
+    """The jobs, planned, no bed made or touched here: each actor makes its own (a DDEV job's
+    bed is its project's path on the node that declares it; an embedded job's, a clone in the
+    actor's scratch folder, so ``bed_root`` stays empty)."""
+    projects = list(campaign.spec.ddev_beds[:count])
+    return [beds.Job(number=n, bed=projects[n] if projects else bed_root / f"job-{n}",
+                     escrow_root=escrow_root / f"job-{n}", settings=settings, tag=tag)
+            for n in range(count)]
 
 
 def node_resource(project: Path) -> str:
@@ -80,7 +98,10 @@ class BedWorker:
     ``scratch_root``: where its scratch folder goes (None: the node's temporary directory)."""
 
     def __init__(self, campaign: Campaign, template: str, settings: Settings,
-                 site_step: SiteStep, job: beds.Job, scratch_root: str | None = None) -> None:
+                 site_step: SiteStep, job: beds.Job, scratch_root: str | None = None,
+                 expected: Mapping[str, Any] | None = None) -> None:
+        # The campaign's fingerprints (provenance.fingerprints) the bed made here must match.
+        self._expected = dict(expected or {})
         if scratch_root is not None:
             Path(scratch_root).mkdir(parents=True, exist_ok=True)
         self._scratch = Path(tempfile.mkdtemp(prefix=f"apg-ray-{job.name}-", dir=scratch_root))
@@ -98,9 +119,32 @@ class BedWorker:
                     f"{socket.gethostname()} its actor was placed on; declare each project only "
                     f"on its own node (ray start --resources='{{\"{BED}\": 1, "
                     f"\"{node_resource(job.bed)}\": 1}}')")
-            return str(job.bed), beds.ready_ddev_job(campaign, job)
+            try:  # back to its baseline first: a killed run leaves it as its agent did
+                beds.reset_ddev_beds(campaign, [job.bed], job.settings)
+            except beds.CannotRun as exc:
+                return str(job.bed), f"{job.name}: {exc}"
+            return str(job.bed), beds.ready_ddev_job(campaign, job) or self._differs()
         self._job = job = dataclasses.replace(job, bed=self._scratch / "beds" / job.name)
-        return str(job.bed), beds.prepare_job(campaign, self._context.template, job)
+        problem = beds.prepare_job(campaign, self._context.template, job)
+        return str(job.bed), problem or self._differs()
+
+    def _differs(self) -> str | None:
+        """Why the bed made here is not the campaign's (provenance.NODE_KEYS), or None."""
+        if not self._expected:
+            return None
+        job = self._job
+        try:
+            found = provenance.bed_fingerprints(job.bed, self._context.campaign.fixtures,
+                                                job.settings)
+        except ApgError as exc:
+            return f"{BED_DIFFERS} {job.name}: the bed {job.bed} has no readable baseline: {exc}"
+        changed = provenance.bed_changes(self._expected, found)
+        if not changed:
+            return None
+        return (f"{BED_DIFFERS} {job.name}: the bed {job.bed} on the node "
+                f"{socket.gethostname()} differs from the campaign's: {'; '.join(changed)}; give "
+                "every node the same template or project, provisioned the same, and the same "
+                "version of this package (README: Ray)")
 
     def run(self, attempt: Attempt, earlier: list[dict[str, Any]]) -> _Outcome:
         files = self._context.files
@@ -149,6 +193,9 @@ class RayExecutor:
         if self._started:
             _connect(ray, address, jobs)
         self._worker = self._worker_class(ray)
+        # What each actor's bed must match: the campaign record's fingerprints (a resume's too).
+        found = provenance.fingerprints(read_campaign(context.files).as_json())
+        self._expected = {key: found.get(key) for key in provenance.NODE_KEYS}
         self._actors: dict[int, Any] = {}
         self.beds: dict[int, str] = {}  # each job's bed as its actor made it (on its node)
         self._answered: set[int] = set()  # jobs whose actor answered ready() (its scratch exists)
@@ -206,7 +253,7 @@ class RayExecutor:
         resources = {BED: 1.0, **({node_resource(job.bed): 1.0} if job.ddev else {})}
         self._actors[job.number] = self._worker.options(resources=resources, num_cpus=0).remote(
             context.campaign, str(context.template), settings, context.site_step, shipped,
-            self._scratch_root)
+            self._scratch_root, self._expected)
 
     def submit(self, job: beds.Job, attempt: Attempt,
                earlier: list[dict[str, Any]] | None = None) -> None:

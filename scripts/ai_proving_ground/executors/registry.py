@@ -1,17 +1,23 @@
 """The executors by name: each a module whose ``open_executor(context, jobs)`` gives an
-:class:`executors.base.Executor`; the module is imported only when its name is looked up (a
-distributed engine is an optional extra the local executor never needs)."""
+:class:`executors.base.Executor` and whose ``prepare_jobs`` and ``BEDS_ON_NODES`` say where
+its beds are made (a module without them: the local executor's, on the driver); the module is
+imported only when its name is looked up (a distributed engine is an optional extra the local
+executor never needs)."""
 
 from __future__ import annotations
 
 import importlib
 import importlib.util
+from pathlib import Path
 from typing import cast
 
 from ai_proving_ground.campaigns import beds
 from ai_proving_ground.campaigns.attempt import Context
+from ai_proving_ground.campaigns.spec import Campaign
 from ai_proving_ground.errors import ApgError
+from ai_proving_ground.executors import local
 from ai_proving_ground.executors.base import Executor
+from ai_proving_ground.settings import Settings
 
 DEFAULT = "local"
 EXECUTORS: dict[str, str] = {
@@ -50,3 +56,19 @@ def open_executor(name: str, context: Context, jobs: list[beds.Job],
     if address is None:
         return cast(Executor, module.open_executor(context, jobs))
     return cast(Executor, module.open_executor(context, jobs, address=address))
+
+
+def beds_on_nodes(name: str) -> bool:
+    """Whether the executor ``name`` makes its beds where its attempts run, not on the driver (then
+    the driver resets no DDEV project and compares no bed's fingerprints: its workers do)."""
+    return bool(getattr(importlib.import_module(EXECUTORS[name]), "BEDS_ON_NODES", False))
+
+
+def prepare_jobs(name: str, campaign: Campaign, template: Path, tag: str, bed_root: Path,
+                 escrow_root: Path, count: int, settings: Settings) -> list[beds.Job]:
+    """The ``count`` jobs the executor ``name`` is opened with, their beds made (or planned) as
+    that executor makes them (executors.base); beds.CannotRun when one cannot be."""
+    module = importlib.import_module(EXECUTORS[name])
+    prepare = getattr(module, "prepare_jobs", local.prepare_jobs)
+    return cast(list[beds.Job], prepare(campaign, template, tag, bed_root, escrow_root, count,
+                                        settings))
