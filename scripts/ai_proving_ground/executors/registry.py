@@ -15,7 +15,6 @@ from ai_proving_ground.campaigns import beds
 from ai_proving_ground.campaigns.attempt import Context
 from ai_proving_ground.campaigns.spec import Campaign
 from ai_proving_ground.errors import ApgError
-from ai_proving_ground.executors import local
 from ai_proving_ground.executors.base import Executor
 from ai_proving_ground.settings import Settings
 
@@ -69,6 +68,7 @@ def prepare_jobs(name: str, campaign: Campaign, template: Path, tag: str, bed_ro
     """The ``count`` jobs the executor ``name`` is opened with, their beds made (or planned) as
     that executor makes them (executors.base); beds.CannotRun when one cannot be."""
     module = importlib.import_module(EXECUTORS[name])
-    prepare = getattr(module, "prepare_jobs", local.prepare_jobs)
+    prepare = getattr(module, "prepare_jobs", None) or importlib.import_module(
+        EXECUTORS[DEFAULT]).prepare_jobs
     return cast(list[beds.Job], prepare(campaign, template, tag, bed_root, escrow_root, count,
                                         settings))
