@@ -156,14 +156,25 @@ def test_the_views_skill_campaign_on_both_clis(apg: Any, tmp_path: Path, cli_bed
         for agent in ("claude-code", "codex")}
     assert "## Behaviour, per arm" in markdown
 
-    # Re-graded offline: a trigger case stands (its verdict is the transcript's), the outcome
-    # case is graded again from its kept state, with the same verdict.
+    # Re-graded offline: a trigger case is graded again on its stream (stdout.log, parsed anew),
+    # the outcome case from its kept state and its stream. The judge is gone now: a criterion
+    # it must vote on again is not regradable (never a pass); with no judge configured it is
+    # undecided, reported only, so each outcome stands.
     regraded = apg("campaign", "regrade", str(out), "--json")
     assert regraded.rc == 0, regraded.err
-    statuses = {(a["task_id"], a["arm"], a["agent"]): (a["status"], a["new"]["outcome"])
+    statuses = {(a["task_id"], a["arm"], a["agent"]): (a["status"], a["token"], a["changed"])
                 for a in json.loads(regraded.out)["attempts"]}
-    assert statuses == {key: ("regraded" if key[0] == OUTCOME else "kept", outcome)
-                        for key, outcome in outcomes.items()}
+    assert statuses == {key: ("not_regradable", "APG_REGRADE_NOT_GRADED", []) if key[0] == OUTCOME
+                        else ("regraded", None, []) for key in outcomes}
+    assert "APG_JUDGE_FAILED judge model judge-1" in regraded.err
+    monkeypatch.delenv("AI_PG_JUDGE_MODEL")
+    regraded = apg("campaign", "regrade", str(out), "--json")
+    assert regraded.rc == 0, regraded.err
+    statuses = {(a["task_id"], a["arm"], a["agent"]): (a["status"], a["new"]["outcome"],
+                                                        a["changed"])
+                for a in json.loads(regraded.out)["attempts"]}
+    assert statuses == {key: ("regraded", outcome, ["behaviour:says-where"] if key[0] == OUTCOME
+                              else []) for key, outcome in outcomes.items()}
     for arm in ("with", "without"):
         for agent in ("claude-code", "codex"):
             folder = out / "runs" / f"{records[(OUTCOME, arm, agent)]['order']:04d}"

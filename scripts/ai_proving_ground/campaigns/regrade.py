@@ -16,8 +16,11 @@ are the only child processes). An attempt's new outcome is decided by
 Per attempt, ``status`` is ``regraded``, ``kept`` (an outcome no check decided: ``tampered``, an
 ``infra_error``, or a fail whose site could not be read; it stands as recorded) or
 ``not_regradable`` with a token: the state is missing (``APG_REGRADE_STATE_MISSING``) or not the
-one kept (``APG_REGRADE_STATE_TAMPERED``), the dataset has no such task or it has no checks
-(``APG_REGRADE_TASK_MISSING``), the state was kept on DDEV and no ``--ddev-bed`` was given
+one kept (``APG_REGRADE_STATE_TAMPERED``), the dataset has no such task or it has neither checks
+nor a trigger (``APG_REGRADE_TASK_MISSING``), the agent's stream a trigger or behaviour entry is
+graded on is missing or unreadable (``APG_REGRADE_TRANSCRIPT_*``, :mod:`campaigns.regrade_transcript`:
+parsed again from apg's ``stdout.log``, so a changed trigger, behaviour entry or detector is
+re-scored), the state was kept on DDEV and no ``--ddev-bed`` was given
 (``APG_REGRADE_NEEDS_DDEV``), or grading failed for a reason that is not the site's
 (``APG_REGRADE_NOT_GRADED``). A state that cannot be graded is never a pass.
 
@@ -44,12 +47,12 @@ from typing import Any, ClassVar
 from ai_proving_ground import proc
 from ai_proving_ground.baselines.store import runs_dir
 from ai_proving_ground.campaigns import final_state, regrade_ddev
+from ai_proving_ground.campaigns import regrade_transcript as transcript
 from ai_proving_ground.campaigns.evidence import HIDDEN_FILE, HiddenRecord, read_hidden
 from ai_proving_ground.campaigns.lock import Busy, only_campaign
 from ai_proving_ground.campaigns.outcome import UNREADABLE, Facts, decide
 from ai_proving_ground.campaigns.records import AttemptRecord, CampaignFiles, read_setup
 from ai_proving_ground.campaigns.report import load
-from ai_proving_ground.campaigns.triggers import trigger_only
 from ai_proving_ground.errors import ApgError
 from ai_proving_ground.records import FieldsRecord, write_record
 from ai_proving_ground.report import say
@@ -216,18 +219,14 @@ def _one(files: CampaignFiles, record: AttemptRecord, dataset: Dataset, settings
         return {**entry, "status": "kept", "new": _summary(record),
                 "reason": f"{record.outcome} is no check's verdict: it stands as recorded",
                 "checks": _pairs(old, old)}
-    if trigger_only(record):  # its verdict is the transcript's, which no state changes
-        _write_attempt(out, record)
-        return {**entry, "status": "kept", "new": _summary(record), "checks": [],
-                "reason": "a skill trigger case, graded on the agent's transcript: it stands "
-                          "as recorded"}
     try:
         verdict = _grade(attempt_dir, record, dataset, settings, scratch)
     except _NotRegradable as exc:
         return {**entry, "status": "not_regradable", "token": exc.token, "reason": exc.reason,
                 "checks": _pairs(old, {})}
-    new_record = replace(record, outcome=verdict.outcome, reason=verdict.reason,
-                         score=verdict.score, hidden=verdict.hidden)
+    new_record = transcript.rescored(replace(
+        record, outcome=verdict.outcome, reason=verdict.reason, score=verdict.score,
+        hidden=verdict.hidden), verdict.envelope)
     folder = out / "runs" / f"{record.order:04d}"
     if verdict.envelope is not None:
         write_envelope(folder / GRADE_FILE, verdict.envelope)
@@ -260,9 +259,16 @@ def _grade(attempt_dir: Path, record: AttemptRecord, dataset: Dataset, settings:
         task = dataset.task(record.task_id)
     except ApgError as exc:
         raise _NotRegradable(TASK_MISSING, exc.message) from None
-    if not task.checks:
-        raise _NotRegradable(TASK_MISSING, f"task {task.id} has no checks in {dataset.path}")
+    if not task.checks and task.trigger is None:
+        raise _NotRegradable(TASK_MISSING, f"task {task.id} has no checks and no trigger in "
+                             f"{dataset.path}")
     bed = _restore(attempt_dir, record, state, scratch, settings)
+    if transcript.needed(task):  # graded on what the agent did: its stream, parsed again
+        run_dir = None if record.run_id is None else runs_dir(bed.path, bed.settings) / record.run_id
+        try:
+            transcript.restore(attempt_dir, record.agent, run_dir, settings.log_limit_bytes)
+        except transcript.TranscriptUnusable as exc:
+            raise _NotRegradable(exc.token, exc.reason) from None
     envelope, unreadable = _public(bed, record)
     score = None if envelope is None else envelope.score
     status, hidden_record = "absent", None
@@ -333,18 +339,19 @@ def _public(bed: _Bed, record: AttemptRecord) -> tuple[Envelope | None, str | No
 
 
 def _old_checks(attempt_dir: Path) -> dict[str, bool]:
-    """Each check's verdict when the campaign graded it (grade.json, hidden.json)."""
+    """Each check's verdict when the campaign graded it (grade.json, hidden.json), the
+    trigger's and each behaviour entry's too."""
     checks: dict[str, bool] = {}
     # Not graded (or unreadable), no hidden verifier ran: no verdicts of those to compare with.
     with contextlib.suppress(ApgError):
-        checks.update({c.id: c.passed for c in read_envelope(attempt_dir / GRADE_FILE).checks})
+        checks.update(transcript.verdicts(read_envelope(attempt_dir / GRADE_FILE)))
     with contextlib.suppress(ApgError):
         checks.update(_hidden_ids(read_hidden(attempt_dir / HIDDEN_FILE).checks))
     return checks
 
 
 def _checks_of(envelope: Envelope | None, hidden_checks: list[dict[str, Any]]) -> dict[str, bool]:
-    checks = {} if envelope is None else {c.id: c.passed for c in envelope.checks}
+    checks = transcript.verdicts(envelope)
     checks.update(_hidden_ids(hidden_checks))
     return checks
 

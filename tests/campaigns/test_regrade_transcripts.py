@@ -1,0 +1,167 @@
+"""``apg campaign regrade`` re-scores what the agent did, not only the site: a skill trigger case
+and a ``commands`` behaviour entry are graded again on the attempt's stream, parsed anew from
+apg's own capture (``stdout.log``). One campaign of a bed adapter named claude-code that prints
+Claude Code 2.1.332's recorded reference stream (tests/agents/transcripts/claude-code/reference:
+it builds the view with ``apg site config:set`` and runs ``views:execute``, and loads no skill),
+over dv01 (the solved arm's state passes its checks) with ``commands`` must_not ``views:execute``
+and a trigger case expecting no load. Changing the trigger's expect and the behaviour's pattern
+changes only those verdicts, with no adapter and no child process; the run folder's
+transcript.json and the work folder's stream copy, forged, are never read; a stream that is
+missing or unreadable makes the attempt not regradable, never a pass."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+from campaign_kit import FIXTURES, attempts, reference_steps, write_spec
+
+from ai_proving_ground.baselines.provision import provision
+from ai_proving_ground.campaigns.runner import RunnerOptions, run_campaign
+from ai_proving_ground.cli.campaign import site_step
+from ai_proving_ground.paths import PROJECT_ROOT
+from ai_proving_ground.sites.embedded.driver import EmbeddedSite
+from ai_proving_ground.yamlio import load_yaml
+
+STREAM = Path(__file__).parents[1] / "agents" / "transcripts" / "claude-code" / "reference" \
+    / "claude-code.jsonl"
+SKILL = "drupal-views-build"
+TRIGGER = "tr01_routing"
+# The operator-side skills no agent under test may see (campaigns/views_skill.yml's arms).
+SKILLS = {"catalog": str(PROJECT_ROOT / "skills"),
+          "exclude": ["extending-the-proving-ground", "running-proving-ground-evals"]}
+
+
+def write_dataset(path: Path, expect: str = "no_load", must_not: str = "views:execute") -> Path:
+    data = load_yaml(PROJECT_ROOT / "datasets" / "build_tasks.yml")
+    [dv01] = [t for t in data["tasks"] if t["id"] == "dv01_view_build"]
+    dv01["behaviour"] = [{"id": "no-execute", "kind": "commands", "must_not": must_not}]
+    trigger = {"id": TRIGGER, "title": "Routing", "prompt": "Unpublish the FAQ item.",
+               "fixtures": ["kb_docs"], "trigger": {"skill": SKILL, "expect": expect}}
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps({**data, "tasks": [dv01, trigger]}), encoding="utf-8")
+    return path
+
+
+@pytest.fixture(scope="module")
+def finished(fixtures_template_bed: Path, tmp_path_factory: pytest.TempPathFactory,
+             copy_template: Callable[[Path, Path], Path]) -> Path:
+    """The finished campaign (its beds removed): dv01 fails on its must_not, the trigger
+    case passes (no load)."""
+    root = tmp_path_factory.mktemp("regrade_transcripts")
+    bed = copy_template(fixtures_template_bed, root / "bed")
+    agents = bed / ".ddev" / "agents"
+    agents.mkdir(parents=True)
+    (agents / "claude-code").write_text(
+        "#!/bin/sh\n## Credentials: none\n# a copy in the work folder, as the real adapter tees\n"
+        f"tee \"$APG_RUN_DIR/claude-code.jsonl\" <<'EOF'\n{STREAM.read_text('utf-8')}EOF\n",
+        encoding="utf-8")
+    (agents / "claude-code").chmod(0o755)
+    provision(bed, FIXTURES, EmbeddedSite(bed))
+    spec = write_spec(root / "spec.yml", {
+        "name": "rescore", "dataset": str(write_dataset(root / "data" / "tasks.yml")),
+        "tasks": ["dv01_view_build", TRIGGER],
+        "arms": {"solved": {"setup": reference_steps(), "skills": SKILLS}},
+        "agents": ["claude-code"], "repeats": 1, "seed": 1, "jobs": 1, "bed": str(bed),
+        "fixtures": FIXTURES})
+    out = root / "out"
+    assert run_campaign(RunnerOptions(spec_path=spec, out=out, beds=root / "beds",
+                                      site_step=site_step)).exit_code == 0
+    recorded = {r["task_id"]: r for r in attempts(out)}
+    assert recorded["dv01_view_build"]["outcome"] == "fail"
+    assert recorded["dv01_view_build"]["score"] == 0.0
+    assert recorded["dv01_view_build"]["behaviour"][0]["passed"] is False
+    assert recorded[TRIGGER]["outcome"] == "pass"
+    assert recorded[TRIGGER]["trigger"]["loaded"] is False
+    return out
+
+
+@pytest.fixture
+def campaign(finished: Path, tmp_path: Path) -> Path:
+    return Path(shutil.copytree(finished, tmp_path / "out"))
+
+
+@pytest.fixture
+def spawned(monkeypatch: pytest.MonkeyPatch) -> list[list[str]]:
+    """Every child process started; running an adapter fails the test."""
+    started: list[list[str]] = []
+    real = subprocess.Popen.__init__
+
+    def recording(self: subprocess.Popen[Any], args: Any, *rest: Any, **kwargs: Any) -> None:
+        started.append([str(a) for a in args] if isinstance(args, list | tuple) else [str(args)])
+        real(self, args, *rest, **kwargs)
+
+    def no_agent(*_args: Any, **_kwargs: Any) -> None:
+        raise AssertionError("regrade ran an agent")
+
+    monkeypatch.setattr(subprocess.Popen, "__init__", recording)
+    monkeypatch.setattr("ai_proving_ground.tasks.run.run_task", no_agent)
+    monkeypatch.setattr("ai_proving_ground.campaigns.attempt.run_task", no_agent)
+    return started
+
+
+def regrade(apg: Any, directory: Path, *extra: str) -> dict[int, dict[str, Any]]:
+    result = apg("campaign", "regrade", str(directory), "--json", *extra)
+    assert result.rc == 0, result.err
+    return {a["order"]: a for a in json.loads(result.out)["attempts"]}, result.err
+
+
+def run_folder(campaign: Path, task: str) -> Path:
+    [order] = [r["order"] for r in attempts(campaign) if r["task_id"] == task]
+    return campaign / "runs" / f"{order:04d}" / "run"
+
+
+def test_a_changed_trigger_and_pattern_change_only_their_verdicts(
+        apg: Any, campaign: Path, spawned: list[list[str]], tmp_path: Path) -> None:
+    # What no regrade may read: the run's old transcript.json and the work folder's copy of
+    # the stream, both rewritten to show a skill load and no views:execute.
+    forged = run_folder(campaign, TRIGGER)
+    (forged / "work" / "claude-code.jsonl").write_text("{}\n", encoding="utf-8")
+    old = json.loads((forged / "transcript.json").read_text("utf-8"))
+    (forged / "transcript.json").write_text(json.dumps({**old, "skills_used": [SKILL],
+                                                        "commands": []}), encoding="utf-8")
+    same, _ = regrade(apg, campaign)
+    for entry in same.values():
+        assert entry["status"] == "regraded" and entry["new"] == entry["old"], entry
+        assert entry["changed"] == [], entry
+    by_task = {e["task_id"]: e for e in same.values()}
+    assert [c["id"] for c in by_task[TRIGGER]["checks"]] == ["trigger"]
+    assert {"id": "behaviour:no-execute", "old": "fail", "new": "fail"} in \
+        by_task["dv01_view_build"]["checks"]
+
+    changed = write_dataset(tmp_path / "data" / "tasks.yml", expect="load", must_not="rm -rf")
+    data, err = regrade(apg, campaign, "--dataset", str(changed))
+    by_task = {e["task_id"]: e for e in data.values()}
+    dv01, trigger = by_task["dv01_view_build"], by_task[TRIGGER]
+    assert dv01["changed"] == ["behaviour:no-execute"]
+    assert (dv01["old"]["outcome"], dv01["new"]["outcome"]) == ("fail", "pass")
+    assert all(c["old"] == c["new"] == "pass" for c in dv01["checks"]
+               if not c["id"].startswith("behaviour:")), dv01["checks"]
+    assert trigger["changed"] == ["trigger"]
+    assert (trigger["old"]["outcome"], trigger["new"]["outcome"]) == ("pass", "fail")
+    [folder] = sorted((campaign / "regrades").iterdir())[-1:]
+    new = {r.parent.name: json.loads(r.read_text("utf-8")) for r in
+           (folder / "runs").glob("*/attempt.json")}
+    assert {r["task_id"]: r.get("trigger") for r in new.values()}[TRIGGER]["expect"] == "load"
+    assert "regraded pass -> fail; changed: trigger" in err
+    assert spawned == []  # no adapter, no child process at all: the transcript was parsed
+
+
+@pytest.mark.parametrize(("spoil", "token"), [
+    (lambda run: (run / "stdout.log").unlink(), "APG_REGRADE_TRANSCRIPT_MISSING"),
+    (lambda run: ((run / "stdout.log").unlink(), (run / "stdout.log").symlink_to(STREAM)),
+     "APG_REGRADE_TRANSCRIPT_UNREADABLE"),
+])
+def test_a_stream_that_cannot_be_read_is_never_graded(
+        apg: Any, campaign: Path, spoil: Callable[[Path], Any], token: str) -> None:
+    for task in ("dv01_view_build", TRIGGER):
+        spoil(run_folder(campaign, task))
+    data, err = regrade(apg, campaign)
+    for order, entry in data.items():
+        assert (entry["status"], entry["token"], entry["new"]) == ("not_regradable", token, None)
+        assert f"{token} #{order:04d}" in err
