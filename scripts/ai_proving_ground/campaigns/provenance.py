@@ -28,7 +28,7 @@ from typing import Any
 from ai_proving_ground import __version__, proc
 from ai_proving_ground.baselines import grader_tree
 from ai_proving_ground.baselines.reset import require_baseline
-from ai_proving_ground.baselines.store import read_metadata
+from ai_proving_ground.baselines.store import Baseline, read_metadata
 from ai_proving_ground.campaigns.spec import Campaign
 from ai_proving_ground.fixtures import load_set
 from ai_proving_ground.paths import PACKAGE_DIR
@@ -50,16 +50,15 @@ def collect(campaign: Campaign, template: Path, settings: Settings,
     """The provenance of ``campaign`` run on beds cloned from ``template`` (provisioned);
     ``host`` is the environment whose PATH the adapters get."""
     spec = campaign.spec
-    baseline = require_baseline(template, campaign.fixtures, settings)
-    fixture_set = load_set(campaign.fixtures, template, settings=settings)
+    baseline, node = _bed(template, campaign.fixtures, settings)
     return {
         "spec": {"path": str(spec.path), "sha256": _file_sha256(spec.path)},
         "fixtures": list(campaign.fixtures),
-        "set_key": baseline.set_key,
-        "baseline": {"tag": baseline.tag, "commit": read_metadata(baseline).commit},
-        "grader_tree_sha256": grader_tree.tree_sha256(grader_tree.fingerprint(template, fixture_set)),
+        "set_key": node["set_key"],
+        "baseline": {"tag": node["baseline.tag"], "commit": read_metadata(baseline).commit},
+        "grader_tree_sha256": node["grader_tree_sha256"],
         "tasks": {task.id: task.sha256 for task in campaign.tasks},
-        "product": {"version": __version__, "code_sha256": code_sha256()},
+        "product": {"version": __version__, "code_sha256": node["product.code_sha256"]},
         "adapters": adapters(campaign, template, host),
     }
 
@@ -133,11 +132,18 @@ def changes(recorded: Mapping[str, Any], current: Mapping[str, Any],
 
 def bed_fingerprints(bed: Path, fixtures: Iterable[str], settings: Settings) -> dict[str, Any]:
     """:data:`NODE_KEYS` of ``bed`` (provisioned) and of the code running here."""
+    return _bed(bed, fixtures, settings)[1]
+
+
+def _bed(bed: Path, fixtures: Iterable[str], settings: Settings) -> tuple[Baseline, dict[str, Any]]:
+    """``bed``'s baseline and :data:`NODE_KEYS`: one owner of these facts for the campaign's
+    record (:func:`collect`) and for each node's check of its own bed."""
     baseline = require_baseline(bed, list(fixtures), settings)
     fixture_set = load_set(list(fixtures), bed, settings=settings)
-    return {"set_key": baseline.set_key, "baseline.tag": baseline.tag,
-            "grader_tree_sha256": grader_tree.tree_sha256(grader_tree.fingerprint(bed, fixture_set)),
-            "product.code_sha256": code_sha256()}
+    return baseline, {
+        "set_key": baseline.set_key, "baseline.tag": baseline.tag,
+        "grader_tree_sha256": grader_tree.tree_sha256(grader_tree.fingerprint(bed, fixture_set)),
+        "product.code_sha256": code_sha256()}
 
 
 def bed_changes(expected: Mapping[str, Any], found: Mapping[str, Any]) -> list[str]:
