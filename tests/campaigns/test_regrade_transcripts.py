@@ -32,6 +32,7 @@ STREAM = Path(__file__).parents[1] / "agents" / "transcripts" / "claude-code" / 
     / "claude-code.jsonl"
 SKILL = "drupal-views-build"
 TRIGGER = "tr01_routing"
+TURNS = "tt01_two_turns"
 # The operator-side skills no agent under test may see (campaigns/views_skill.yml's arms).
 SKILLS = {"catalog": str(PROJECT_ROOT / "skills"),
           "exclude": ["extending-the-proving-ground", "running-proving-ground-evals"]}
@@ -43,8 +44,14 @@ def write_dataset(path: Path, expect: str = "no_load", must_not: str = "views:ex
     dv01["behaviour"] = [{"id": "no-execute", "kind": "commands", "must_not": must_not}]
     trigger = {"id": TRIGGER, "title": "Routing", "prompt": "Unpublish the FAQ item.",
                "fixtures": ["kb_docs"], "trigger": {"skill": SKILL, "expect": expect}}
+    # A later turn's behaviour is scored on that turn's own stream (turns/2/stdout.log).
+    turns = {"id": TURNS, "title": "Turns", "prompt": "Look first.", "fixtures": ["kb_docs"],
+             "final": {"checks": [{"id": "built", "type": "config_exists",
+                                   "name": "views.view.kb_billing"}]},
+             "turns": [{"prompt": "Now show it.", "behaviour": [
+                 {"id": "no-execute", "kind": "commands", "must_not": must_not}]}]}
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps({**data, "tasks": [dv01, trigger]}), encoding="utf-8")
+    path.write_text(json.dumps({**data, "tasks": [dv01, trigger, turns]}), encoding="utf-8")
     return path
 
 
@@ -65,7 +72,7 @@ def finished(fixtures_template_bed: Path, tmp_path_factory: pytest.TempPathFacto
     provision(bed, FIXTURES, EmbeddedSite(bed))
     spec = write_spec(root / "spec.yml", {
         "name": "rescore", "dataset": str(write_dataset(root / "data" / "tasks.yml")),
-        "tasks": ["dv01_view_build", TRIGGER],
+        "tasks": ["dv01_view_build", TRIGGER, TURNS],
         "arms": {"solved": {"setup": reference_steps(), "skills": SKILLS}},
         "agents": ["claude-code"], "repeats": 1, "seed": 1, "jobs": 1, "bed": str(bed),
         "fixtures": FIXTURES})
@@ -78,6 +85,7 @@ def finished(fixtures_template_bed: Path, tmp_path_factory: pytest.TempPathFacto
     assert recorded["dv01_view_build"]["behaviour"][0]["passed"] is False
     assert recorded[TRIGGER]["outcome"] == "pass"
     assert recorded[TRIGGER]["trigger"]["loaded"] is False
+    assert recorded[TURNS]["outcome"] == "fail"  # its second turn ran views:execute
     return out
 
 
@@ -133,6 +141,7 @@ def test_a_changed_trigger_and_pattern_change_only_their_verdicts(
     assert [c["id"] for c in by_task[TRIGGER]["checks"]] == ["trigger"]
     assert {"id": "behaviour:no-execute", "old": "fail", "new": "fail"} in \
         by_task["dv01_view_build"]["checks"]
+    assert [c["id"] for c in by_task[TURNS]["checks"]] == ["built", "turn2:no-execute"]
 
     changed = write_dataset(tmp_path / "data" / "tasks.yml", expect="load", must_not="rm -rf")
     data, err = regrade(apg, campaign, "--dataset", str(changed))
@@ -143,6 +152,8 @@ def test_a_changed_trigger_and_pattern_change_only_their_verdicts(
     assert all(c["old"] == c["new"] == "pass" for c in dv01["checks"]
                if not c["id"].startswith("behaviour:")), dv01["checks"]
     assert trigger["changed"] == ["trigger"]
+    assert by_task[TURNS]["changed"] == ["turn2:no-execute"]
+    assert (by_task[TURNS]["old"]["outcome"], by_task[TURNS]["new"]["outcome"]) == ("fail", "pass")
     assert (trigger["old"]["outcome"], trigger["new"]["outcome"]) == ("pass", "fail")
     [folder] = sorted((campaign / "regrades").iterdir())[-1:]
     new = {r.parent.name: json.loads(r.read_text("utf-8")) for r in
@@ -161,6 +172,7 @@ def test_a_stream_that_cannot_be_read_is_never_graded(
         apg: Any, campaign: Path, spoil: Callable[[Path], Any], token: str) -> None:
     for task in ("dv01_view_build", TRIGGER):
         spoil(run_folder(campaign, task))
+    spoil(run_folder(campaign, TURNS) / "turns" / "2")  # a later turn's stream alone
     data, err = regrade(apg, campaign)
     for order, entry in data.items():
         assert (entry["status"], entry["token"], entry["new"]) == ("not_regradable", token, None)

@@ -14,6 +14,8 @@ detector or parser therefore needs no new agent run. A stream that is missing
 
 from __future__ import annotations
 
+import contextlib
+import json
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -22,11 +24,14 @@ from ai_proving_ground import transcripts
 from ai_proving_ground.campaigns import behaviour_rates
 from ai_proving_ground.campaigns.records import AttemptRecord
 from ai_proving_ground.errors import ApgError
+from ai_proving_ground.records import write_record
 from ai_proving_ground.scorers import triggers
 from ai_proving_ground.tasks.dataset import Task
 from ai_proving_ground.tasks.envelope import Envelope
 from ai_proving_ground.tasks.run_files import STDOUT_LOG, RunFiles
 from ai_proving_ground.tasks.run_transcript import TRUNCATION_ROOM
+from ai_proving_ground.transcripts.record import Transcript
+from ai_proving_ground.transcripts.turns import TURNS_DIR, own_usage
 
 MISSING = "APG_REGRADE_TRANSCRIPT_MISSING"
 UNREADABLE = "APG_REGRADE_TRANSCRIPT_UNREADABLE"
@@ -40,45 +45,68 @@ class TranscriptUnusable(Exception):
 
 
 def needed(task: Task) -> bool:
-    """Whether grading ``task`` reads the run's transcript (its trigger or behaviour)."""
-    return task.trigger is not None or bool(task.behaviour)
+    """Whether grading ``task`` reads the run's transcript (its trigger or behaviour, a later
+    turn's behaviour included)."""
+    return task.trigger is not None or bool(task.behaviour) or any(
+        turn.get("behaviour") for turn in task.turns)
 
 
 def restore(attempt_dir: Path, agent: str, run_dir: Path | None, limit: int) -> None:
-    """Parse the attempt's kept stream into ``run_dir``/transcript.json, as ``apg run`` did
-    (``run_dir``: where the regrade's scratch bed holds the run's run.json; None: not kept)."""
+    """Parse the attempt's kept stream into ``run_dir``/transcript.json, as ``apg run`` did, and
+    each later turn's into ``turns/<n>/`` (``run_dir``: where the regrade's scratch bed holds
+    the run's run.json; None: not kept)."""
     kept = attempt_dir / RUN_FOLDER
-    stream = transcripts.STREAM_FILES.get(agent)
-    where = f"{kept / STDOUT_LOG}"
     if run_dir is None or not run_dir.is_dir():
         raise TranscriptUnusable(MISSING, f"{attempt_dir}: the attempt kept no run.json, so no "
                                  "run whose transcript the task's trigger or behaviour is graded on")
     if (run_dir / transcripts.TRANSCRIPT_FILE).exists():  # a DDEV project's own run, say
         raise TranscriptUnusable(UNREADABLE, f"{run_dir} already holds a transcript.json this "
                                  "regrade did not parse; it is never graded on or overwritten")
-    if stream is None:
+    if transcripts.STREAM_FILES.get(agent) is None:
         raise TranscriptUnusable(MISSING, f"agent {agent!r} has no transcript parser, so its run "
                                  "has no transcript to grade the task's trigger or behaviour on")
+    before = [_parsed(kept, run_dir, agent, limit)]
+    # A later turn's stream is apg's capture of that turn's stdout (tasks/turns.py), its usage
+    # its own (own_usage: the turns before it subtracted), as the run recorded it.
+    turns = kept / TURNS_DIR
+    # A turn's folder is made when it is sent (tasks/turns.py): each one's stream must be there.
+    numbers = sorted(int(n.name) for n in turns.iterdir() if n.name.isdigit() and n.name != "1"
+                     ) if turns.is_dir() and not turns.is_symlink() else []
+    for number in numbers:
+        folder = run_dir / TURNS_DIR / str(number)
+        folder.mkdir(parents=True)
+        parsed = _parsed(turns / str(number), folder, agent, limit)
+        write_record(folder / transcripts.TRANSCRIPT_FILE, own_usage(agent, parsed, before))
+        before.append(parsed)
+
+
+def _parsed(kept: Path, folder: Path, agent: str, limit: int) -> Transcript:
+    """``kept``'s stdout.log (and Codex's session part) copied into ``folder`` and parsed there."""
+    stream = transcripts.STREAM_FILES[agent]
     if not (kept / STDOUT_LOG).exists() and not (kept / STDOUT_LOG).is_symlink():
-        raise TranscriptUnusable(MISSING, f"{where} is missing: the agent's stream, which the "
-                                 "task's trigger or behaviour is graded on, was not kept")
-    files = RunFiles(run_dir)
+        raise TranscriptUnusable(MISSING, f"{kept / STDOUT_LOG} is missing: the agent's stream, "
+                                 "which the task's trigger or behaviour is graded on, was not kept")
     pairs = [(STDOUT_LOG, stream)]
     session = transcripts.SESSION_DIRS.get(agent)
     if session is not None and (kept / session[2]).is_file():
         pairs.append((session[2], session[2]))
-    skipped = files.collect_as(kept, tuple(pairs), limit + TRUNCATION_ROOM)
-    if skipped or not (run_dir / stream).is_file():
+    skipped = RunFiles(folder).collect_as(kept, tuple(pairs), limit + TRUNCATION_ROOM)
+    if skipped or not (folder / stream).is_file():
         raise TranscriptUnusable(UNREADABLE, f"{kept}: {'; '.join(skipped) or 'not copied'}")
     try:
-        transcripts.record_run(run_dir, agent)
+        parsed = transcripts.record_run(folder, agent)
     except (ApgError, OSError, ValueError) as exc:
-        raise TranscriptUnusable(UNREADABLE, f"{where} could not be parsed: {exc}") from None
+        raise TranscriptUnusable(UNREADABLE, f"{kept / STDOUT_LOG} could not be parsed: "
+                                 f"{exc}") from None
+    if parsed is None:
+        raise TranscriptUnusable(MISSING, f"{kept}: agent {agent!r} wrote no stream there")
+    return parsed
 
 
 def verdicts(envelope: Envelope | None) -> dict[str, bool]:
-    """Each check's verdict in ``envelope``, then its trigger's and each behaviour entry's, named
-    apart from the checks (``trigger``, ``behaviour:<id>``), for regrade.json's comparison."""
+    """Each check's verdict in ``envelope``, then its trigger's and each behaviour entry's (a
+    later turn's too), named apart from the checks (``trigger``, ``behaviour:<id>``,
+    ``turn<n>:<id>``), for regrade.json's comparison."""
     if envelope is None:
         return {}
     found = {c.id: c.passed for c in envelope.checks}
@@ -88,6 +116,9 @@ def verdicts(envelope: Envelope | None) -> dict[str, bool]:
         found["trigger"] = bool(trigger.get("correct"))
     for entry in behaviour_rates.recorded(details) or []:
         found[f"behaviour:{entry.get('id')}"] = bool(entry.get("passed"))
+    with contextlib.suppress(ValueError, TypeError):  # a later turn's, when it was sent
+        found.update({f"turn{e['turn']}:{e.get('id')}": bool(e.get("passed")) for e in
+                      json.loads(details.get("turn_behaviour") or "[]") if not e.get("skipped")})
     return found
 
 
