@@ -177,3 +177,28 @@ def test_a_stream_that_cannot_be_read_is_never_graded(
     for order, entry in data.items():
         assert (entry["status"], entry["token"], entry["new"]) == ("not_regradable", token, None)
         assert f"{token} #{order:04d}" in err
+
+
+def test_a_stream_changed_since_its_attempt_is_refused_and_an_unhashed_one_warned(
+        apg: Any, campaign: Path) -> None:
+    records = {r["task_id"]: r for r in attempts(campaign)}
+    assert set(records[TURNS]["streams"]) == {"run/stdout.log", "run/turns/2/stdout.log"}
+    # One byte of dv01's stream and of the two-turn task's second-turn stream alone.
+    for stream in (run_folder(campaign, "dv01_view_build") / "stdout.log",
+                   run_folder(campaign, TURNS) / "turns" / "2" / "stdout.log"):
+        data = bytearray(stream.read_bytes())
+        data[len(data) // 2] ^= 1
+        stream.write_bytes(bytes(data))
+    # A record from before streams were hashed: regraded, with a warning.
+    old = campaign / "runs" / f"{records[TRIGGER]['order']:04d}" / "attempt.json"
+    old.write_text(json.dumps({k: v for k, v in records[TRIGGER].items() if k != "streams"}),
+                   encoding="utf-8")
+    data, err = regrade(apg, campaign)
+    by_task = {e["task_id"]: e for e in data.values()}
+    for task, name in (("dv01_view_build", "run/stdout.log"), (TURNS, "run/turns/2/stdout.log")):
+        entry = by_task[task]
+        assert (entry["status"], entry["token"], entry["new"]) == \
+            ("not_regradable", "APG_REGRADE_TRANSCRIPT_TAMPERED", None), entry
+        assert f"{entry['order']:04d}/{name} is not the stream the attempt kept" in entry["reason"]
+    assert by_task[TRIGGER]["status"] == "regraded" and by_task[TRIGGER]["changed"] == []
+    assert f"APG_REGRADE_TRANSCRIPT_UNHASHED {old.parent}: attempt.json records no hash" in err

@@ -26,7 +26,7 @@ from ai_proving_ground.tasks.dataset import load_dataset
 
 ATTEMPT_KEYS = {"index", "order", "task_id", "arm", "agent", "model", "repeat", "outcome",
                 "reason", "score", "hidden", "run_id", "run_status", "adapter_exit_code", "tampered",
-                "state", "started_at", "finished_at", "tries", "usage", "leaks"}
+                "state", "started_at", "finished_at", "tries", "usage", "leaks", "streams"}
 CAMPAIGN_KEYS = {"name", "seed", "dataset", "arms", "compare", "tasks", "agents", "models",
                  "repeats", "jobs", "created_at", "given", "provenance", "resumes"}
 

@@ -31,7 +31,7 @@ from ai_proving_ground import proc, report
 from ai_proving_ground.arms.leaks import describe
 from ai_proving_ground.baselines import grader_tree
 from ai_proving_ground.baselines.reset import reset
-from ai_proving_ground.campaigns import agent_usage, behaviour_rates
+from ai_proving_ground.campaigns import agent_usage, behaviour_rates, streams
 from ai_proving_ground.campaigns.beds import Job
 from ai_proving_ground.campaigns.escrowed import Verdict, differences, repository_state
 from ai_proving_ground.campaigns.evidence import HIDDEN_FILE, VERIFY_FILE, HiddenRecord, VerifyRecord
@@ -144,7 +144,9 @@ class AttemptRun:
                 not reason.startswith(INTERRUPTED):
             reason = f"{INTERRUPTED} ({reason})"
         self.record = replace(self.record, outcome=outcome, reason=reason,
-                              tampered=outcome == "tampered", finished_at=now_iso())
+                              tampered=outcome == "tampered", finished_at=now_iso(),
+                              # hashed as kept: a regrade re-scores only these (campaigns.streams)
+                              streams=streams.recorded(self.directory))
         if self.verify.ran:
             write_record(self.directory / VERIFY_FILE, self.verify)
         write_record(self.context.files.attempt(self.attempt.order), self.record)

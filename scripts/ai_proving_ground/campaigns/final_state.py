@@ -98,7 +98,7 @@ def keep(attempt_dir: Path, bed: Path, site: SiteDriver) -> StateRecord:
     site.keep_database(database, KEEP_GZIP_LEVEL)
     paths, skipped = _archive(folder / FILES, bed, judged_folders(bed, site))
     return StateRecord(driver=site.name,
-                       files={p.name: _fingerprint(p) for p in (database, folder / FILES)},
+                       files={p.name: fingerprint(p) for p in (database, folder / FILES)},
                        paths=paths, skipped=skipped, keep_s=round(time.perf_counter() - started, 6))
 
 
@@ -175,7 +175,7 @@ def _real_folders(bed: Path, relative: str) -> bool:
     return True
 
 
-def _fingerprint(path: Path) -> dict[str, Any]:
+def fingerprint(path: Path) -> dict[str, Any]:
     return {"bytes": path.stat().st_size, "sha256": _sha256(path)}
 
 
@@ -210,7 +210,7 @@ def checked_state(attempt_dir: Path, state: dict[str, Any] | None) -> StateRecor
             raise StateUnusable(MISSING, f"{path} does not exist (attempt.json's state lists it)")
         if not stat.S_ISREG(os.lstat(path).st_mode):
             raise StateUnusable(TAMPERED, f"{path} is not a regular file")
-        found = _fingerprint(path)
+        found = fingerprint(path)
         if found != {"bytes": expected["bytes"], "sha256": expected["sha256"]}:
             raise StateUnusable(TAMPERED, f"{path} is not the file the attempt kept (its record "
                                 f"has {expected['bytes']} bytes, sha256 {expected['sha256']}; "

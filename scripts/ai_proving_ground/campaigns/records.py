@@ -170,6 +170,9 @@ class AttemptRecord(Attempt):
     # The final site state kept for re-grading (campaigns.final_state.StateRecord: its files'
     # sizes and hashes); None: none was kept (a tampered attempt, or one that never got so far).
     state: dict[str, Any] | None = None
+    # The agent streams kept in run/ for re-grading (campaigns.streams.recorded: each one's size
+    # and hash, by its path under the attempt's folder); None: recorded before they were hashed.
+    streams: dict[str, dict[str, Any]] | None = None
     # The earlier tries of this attempt, each an infrastructure error that was retried
     # (campaigns.retry): {"try": k, "outcome", "reason", "started_at", "finished_at"}; their
     # files are in tries/<k>/.

@@ -266,7 +266,8 @@ def _grade(attempt_dir: Path, record: AttemptRecord, dataset: Dataset, settings:
     if transcript.needed(task):  # graded on what the agent did: its stream, parsed again
         run_dir = None if record.run_id is None else runs_dir(bed.path, bed.settings) / record.run_id
         try:
-            transcript.restore(attempt_dir, record.agent, run_dir, settings.log_limit_bytes)
+            transcript.restore(attempt_dir, record.agent, run_dir, settings.log_limit_bytes,
+                               record.streams)
         except transcript.TranscriptUnusable as exc:
             raise _NotRegradable(exc.token, exc.reason) from None
     envelope, unreadable = _public(bed, record)

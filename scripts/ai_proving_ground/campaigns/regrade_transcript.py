@@ -9,22 +9,26 @@ and the copy the adapter tees into its work folder are never read: the first is 
 parser made of it, the second the agent's to rewrite. A changed trigger, behaviour entry, load
 detector or parser therefore needs no new agent run. A stream that is missing
 (``APG_REGRADE_TRANSCRIPT_MISSING``) or cannot be read or parsed
-(``APG_REGRADE_TRANSCRIPT_UNREADABLE``) makes the attempt not regradable, never a pass.
+(``APG_REGRADE_TRANSCRIPT_UNREADABLE``), or is not the one the attempt kept
+(``APG_REGRADE_TRANSCRIPT_TAMPERED``: its hash, :mod:`campaigns.streams`) makes the attempt not
+regradable, never a pass.
 """
 
 from __future__ import annotations
 
 import contextlib
 import json
+from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 from ai_proving_ground import transcripts
-from ai_proving_ground.campaigns import behaviour_rates
+from ai_proving_ground.campaigns import behaviour_rates, streams
 from ai_proving_ground.campaigns.records import AttemptRecord
 from ai_proving_ground.errors import ApgError
 from ai_proving_ground.records import write_record
+from ai_proving_ground.report import say
 from ai_proving_ground.scorers import triggers
 from ai_proving_ground.tasks.dataset import Task
 from ai_proving_ground.tasks.envelope import Envelope
@@ -33,9 +37,9 @@ from ai_proving_ground.tasks.run_transcript import TRUNCATION_ROOM
 from ai_proving_ground.transcripts.record import Transcript
 from ai_proving_ground.transcripts.turns import TURNS_DIR, own_usage
 
-MISSING = "APG_REGRADE_TRANSCRIPT_MISSING"
+MISSING = streams.MISSING
 UNREADABLE = "APG_REGRADE_TRANSCRIPT_UNREADABLE"
-RUN_FOLDER = "run"  # where the runner moves the attempt's run directory (campaigns.attempt)
+RUN_FOLDER = streams.RUN_FOLDER
 
 
 class TranscriptUnusable(Exception):
@@ -51,10 +55,20 @@ def needed(task: Task) -> bool:
         turn.get("behaviour") for turn in task.turns)
 
 
-def restore(attempt_dir: Path, agent: str, run_dir: Path | None, limit: int) -> None:
+def restore(attempt_dir: Path, agent: str, run_dir: Path | None, limit: int,
+            hashes: dict[str, dict[str, Any]] | None) -> None:
     """Parse the attempt's kept stream into ``run_dir``/transcript.json, as ``apg run`` did, and
     each later turn's into ``turns/<n>/`` (``run_dir``: where the regrade's scratch bed holds
-    the run's run.json; None: not kept)."""
+    the run's run.json; None: not kept), each checked against ``hashes`` (attempt.json's
+    ``streams``; None: a record from before streams were hashed, regraded with a warning)."""
+    try:
+        _restore(attempt_dir, agent, run_dir, limit, hashes)
+    except streams.StreamChanged as exc:
+        raise TranscriptUnusable(exc.token, exc.reason) from None
+
+
+def _restore(attempt_dir: Path, agent: str, run_dir: Path | None, limit: int,
+             hashes: dict[str, dict[str, Any]] | None) -> None:
     kept = attempt_dir / RUN_FOLDER
     if run_dir is None or not run_dir.is_dir():
         raise TranscriptUnusable(MISSING, f"{attempt_dir}: the attempt kept no run.json, so no "
@@ -65,23 +79,33 @@ def restore(attempt_dir: Path, agent: str, run_dir: Path | None, limit: int) -> 
     if transcripts.STREAM_FILES.get(agent) is None:
         raise TranscriptUnusable(MISSING, f"agent {agent!r} has no transcript parser, so its run "
                                  "has no transcript to grade the task's trigger or behaviour on")
-    before = [_parsed(kept, run_dir, agent, limit)]
+    if hashes is None:
+        say(streams.UNHASHED, f"{attempt_dir}: attempt.json records no hash of its streams (it "
+            "was written before they were hashed), so a changed run/stdout.log cannot be told "
+            "apart; regraded as kept")
+    read: set[str] = set()
+
+    def check(path: Path) -> None:
+        if hashes is not None:
+            read.add(streams.check(attempt_dir, path, hashes))
+
+    before = [_parsed(kept, run_dir, agent, limit, check)]
     # A later turn's stream is apg's capture of that turn's stdout (tasks/turns.py), its usage
     # its own (own_usage: the turns before it subtracted), as the run recorded it.
-    turns = kept / TURNS_DIR
-    # A turn's folder is made when it is sent (tasks/turns.py): each one's stream must be there.
-    numbers = sorted(int(n.name) for n in turns.iterdir() if n.name.isdigit() and n.name != "1"
-                     ) if turns.is_dir() and not turns.is_symlink() else []
-    for number in numbers:
+    for number in streams.turn_numbers(kept):
         folder = run_dir / TURNS_DIR / str(number)
         folder.mkdir(parents=True)
-        parsed = _parsed(turns / str(number), folder, agent, limit)
+        parsed = _parsed(kept / TURNS_DIR / str(number), folder, agent, limit, check)
         write_record(folder / transcripts.TRANSCRIPT_FILE, own_usage(agent, parsed, before))
         before.append(parsed)
+    if hashes is not None:
+        streams.all_read(attempt_dir, hashes, read)
 
 
-def _parsed(kept: Path, folder: Path, agent: str, limit: int) -> Transcript:
-    """``kept``'s stdout.log (and Codex's session part) copied into ``folder`` and parsed there."""
+def _parsed(kept: Path, folder: Path, agent: str, limit: int,
+            check: Callable[[Path], None]) -> Transcript:
+    """``kept``'s stdout.log (and Codex's session part) copied into ``folder`` and parsed there,
+    each ``check``ed first (its hash) once it is known to be a regular file."""
     stream = transcripts.STREAM_FILES[agent]
     if not (kept / STDOUT_LOG).exists() and not (kept / STDOUT_LOG).is_symlink():
         raise TranscriptUnusable(MISSING, f"{kept / STDOUT_LOG} is missing: the agent's stream, "
@@ -93,6 +117,8 @@ def _parsed(kept: Path, folder: Path, agent: str, limit: int) -> Transcript:
     skipped = RunFiles(folder).collect_as(kept, tuple(pairs), limit + TRUNCATION_ROOM)
     if skipped or not (folder / stream).is_file():
         raise TranscriptUnusable(UNREADABLE, f"{kept}: {'; '.join(skipped) or 'not copied'}")
+    for name, _copy in pairs:  # regular files: collect_as copies nothing else
+        check(kept / name)
     try:
         parsed = transcripts.record_run(folder, agent)
     except (ApgError, OSError, ValueError) as exc:
