@@ -22,6 +22,7 @@ import pytest
 from campaign_kit import FIXTURES, attempts, reference_steps, write_spec
 
 from ai_proving_ground.baselines.provision import provision
+from ai_proving_ground.campaigns import streams
 from ai_proving_ground.campaigns.runner import RunnerOptions, run_campaign
 from ai_proving_ground.cli.campaign import site_step
 from ai_proving_ground.paths import PROJECT_ROOT
@@ -202,3 +203,29 @@ def test_a_stream_changed_since_its_attempt_is_refused_and_an_unhashed_one_warne
         assert f"{entry['order']:04d}/{name} is not the stream the attempt kept" in entry["reason"]
     assert by_task[TRIGGER]["status"] == "regraded" and by_task[TRIGGER]["changed"] == []
     assert f"APG_REGRADE_TRANSCRIPT_UNHASHED {old.parent}: attempt.json records no hash" in err
+
+
+def test_an_empty_stream_is_no_evidence_for_a_must_not_nor_a_no_load(
+        apg: Any, campaign: Path, tmp_path: Path) -> None:
+    # As if each CLI had written nothing: dv01's stream and the trigger case's emptied, their
+    # records hashing the empty streams, as the runner would have.
+    for task in ("dv01_view_build", TRIGGER):
+        (run_folder(campaign, task) / "stdout.log").write_bytes(b"")
+        attempt = run_folder(campaign, task).parent
+        record = json.loads((attempt / "attempt.json").read_text("utf-8"))
+        (attempt / "attempt.json").write_text(json.dumps(
+            {**record, "streams": streams.recorded(attempt)}), encoding="utf-8")
+    # must_not rm -rf: "not seen" in an empty stream would pass it; no_load likewise.
+    changed = write_dataset(tmp_path / "data" / "tasks.yml", must_not="rm -rf")
+    data, _ = regrade(apg, campaign, "--dataset", str(changed))
+    by_task = {e["task_id"]: e for e in data.values()}
+    assert {"id": "behaviour:no-execute", "old": "fail", "new": "fail"} in \
+        by_task["dv01_view_build"]["checks"]
+    assert by_task[TRIGGER]["changed"] == ["trigger"]
+    assert (by_task[TRIGGER]["old"]["outcome"], by_task[TRIGGER]["new"]["outcome"]) == \
+        ("pass", "fail")
+    [folder] = sorted((campaign / "regrades").iterdir())[-1:]
+    grade = json.loads((folder / "runs" / f"{by_task['dv01_view_build']['order']:04d}"
+                        / "grade.json").read_text("utf-8"))
+    [entry] = json.loads(grade["evaluation_results"][0]["score_details"]["details"]["behaviour"])
+    assert "holds no event" in entry["message"], entry

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from ai_proving_ground.errors import ApgError
-from ai_proving_ground.scorers import score_behaviour
+from ai_proving_ground.scorers import score_behaviour, triggers
 from ai_proving_ground.tasks.dataset import load_dataset
 from ai_proving_ground.transcripts import claude_code, codex
 from ai_proving_ground.transcripts.record import CommandRun, Transcript
@@ -81,6 +81,23 @@ def test_no_transcript_fails_both_rules() -> None:
                                {"kind": "commands", "must_not": "x"}], None)
     assert [r.passed for r in results] == [False, False]
     assert "no transcript" in results[0].message
+
+
+@pytest.mark.parametrize("empty", [
+    claude_code.parse(""), codex.parse("", ""), claude_code.parse("not json\n\n"),
+], ids=["claude-code", "codex", "garbage"])
+def test_a_stream_with_no_event_proves_nothing_as_no_transcript(empty: Transcript) -> None:
+    entries = [{"kind": "commands", "must": "x"}, {"kind": "commands", "must_not": "x"},
+               {"kind": "skill_loaded", "must_not": "views-build"},
+               {"kind": "asked_first", "must": False}]
+    results = score_behaviour(entries, empty)
+    assert [r.passed for r in results] == [False] * 4
+    assert all("holds no event" in r.message for r in results), results
+    assert triggers.observe({"skill": "views-build", "expect": "no_load"}, empty,
+                            graded=True).loaded is None
+    # One event is evidence: a run that started and ran nothing passes a must_not.
+    started = dataclasses.replace(empty, session_id="s-1")
+    assert [r.passed for r in score_behaviour(entries[:2], started)] == [False, True]
 
 
 def test_dataset_refuses_a_bad_pattern_and_a_wrong_shape(tmp_path: Path) -> None:

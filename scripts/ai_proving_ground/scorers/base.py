@@ -77,10 +77,38 @@ def _observer(kind: str) -> Observer:
     return module
 
 
+def shows_nothing(transcript: Transcript) -> bool:
+    """Whether ``transcript`` was parsed from a stream holding no event of the run (an empty
+    stream, or lines no parser reads): no session, model, turn, tool call, command, file, skill,
+    reply, usage or start-up. Such a transcript is no evidence, as a missing one is: that no
+    command shows there proves nothing about the commands run. (The errors a parser adds for
+    want of a result event are its own words, not the stream's.)"""
+    return not (transcript.session_id or transcript.model or transcript.cli_version
+                or transcript.turns or transcript.tool_calls or transcript.commands
+                or transcript.unconfirmed_commands or transcript.files_read
+                or transcript.files_written or transcript.tools_used or transcript.skills_used
+                or transcript.permission_denials or transcript.final_reply is not None
+                or transcript.completed or transcript.usage_source is not None
+                or (transcript.startup is not None and transcript.startup.seen))
+
+
+def evidence(transcript: Transcript | None) -> tuple[Transcript | None, str]:
+    """``transcript`` when it can show anything, else None and why it cannot: the one rule every
+    behaviour scorer and trigger case reads a run's transcript by."""
+    if transcript is None:
+        return None, "no transcript.json for this run: nothing to score"
+    if shows_nothing(transcript):
+        return None, (f"the run's stream ({transcript.source}) holds no event: nothing to score "
+                      "(an empty stream is no evidence)")
+    return transcript, ""
+
+
 def score_behaviour(entries: list[dict[str, Any]], transcript: Transcript | None,
                     judge: Judge | None = None) -> list[BehaviourResult]:
-    """Each entry scored against ``transcript``; with no transcript nothing can be shown, so a
-    ``must`` fails and a ``must_not`` fails too (an absence of evidence proves nothing)."""
+    """Each entry scored against ``transcript``; with no transcript, or one whose stream held
+    no event (:func:`evidence`), nothing can be shown, so a ``must`` fails and a ``must_not``
+    fails too (an absence of evidence proves nothing)."""
+    transcript, missing = evidence(transcript)
     results = []
     for index, entry in enumerate(entries):
         kind = str(entry["kind"])
@@ -90,7 +118,7 @@ def score_behaviour(entries: list[dict[str, Any]], transcript: Transcript | None
         name = str(entry.get("id") or f"{kind}-{index + 1}")
         if transcript is None:
             results.append(BehaviourResult(name, kind, rule, target, False, scored, (), False,
-                                           "no transcript.json for this run: nothing to score"))
+                                           missing))
             continue
         seen = _observer(kind).observe(target, transcript, Context(entry, judge))
         passed = not seen.undecided and (seen.seen if rule == "must" else not seen.seen)

@@ -20,7 +20,7 @@ from typing import Any
 
 from ai_proving_ground import transcripts
 from ai_proving_ground.scorers import skills
-from ai_proving_ground.scorers.base import Context
+from ai_proving_ground.scorers.base import Context, evidence
 from ai_proving_ground.transcripts.record import Transcript
 
 DETAILS_KEY = "trigger"
@@ -28,7 +28,8 @@ DETAILS_KEY = "trigger"
 
 @dataclass(frozen=True)
 class TriggerResult:
-    """One trigger case's outcome; ``loaded`` None: no transcript, so nothing shows either way."""
+    """One trigger case's outcome; ``loaded`` None: no transcript (or one whose stream held no
+    event), so nothing shows either way."""
 
     skill: str
     expect: str
@@ -52,6 +53,7 @@ class TriggerResult:
 def observe(trigger: dict[str, str], transcript: Transcript | None,
             graded: bool) -> TriggerResult:
     skill, expect, owner = trigger["skill"], trigger["expect"], trigger.get("owner")
+    transcript, _missing = evidence(transcript)  # an empty stream shows no load either way
     if transcript is None:
         return TriggerResult(skill, expect, owner, None, graded=graded)
     seen = skills.observe(skill, transcript, Context({"kind": "skill_loaded", "must": skill}))
