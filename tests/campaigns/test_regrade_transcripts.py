@@ -14,7 +14,8 @@ from __future__ import annotations
 import json
 import shutil
 import subprocess
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -26,12 +27,16 @@ from ai_proving_ground.campaigns import streams
 from ai_proving_ground.campaigns.runner import RunnerOptions, run_campaign
 from ai_proving_ground.cli.campaign import site_step
 from ai_proving_ground.paths import PROJECT_ROOT
+from ai_proving_ground.settings import DEFAULT_SETTINGS
 from ai_proving_ground.sites.embedded.driver import EmbeddedSite
 from ai_proving_ground.yamlio import load_yaml
+from support.model_server import ScriptedModelServer
 
 STREAM = Path(__file__).parents[1] / "agents" / "transcripts" / "claude-code" / "reference" \
     / "claude-code.jsonl"
 SKILL = "drupal-views-build"
+JUDGE = "judge-model-1"
+CRITERION = "The reply says the view was saved."
 TRIGGER = "tr01_routing"
 TURNS = "tt01_two_turns"
 # The operator-side skills no agent under test may see (campaigns/views_skill.yml's arms).
@@ -39,10 +44,12 @@ SKILLS = {"catalog": str(PROJECT_ROOT / "skills"),
           "exclude": ["extending-the-proving-ground", "running-proving-ground-evals"]}
 
 
-def write_dataset(path: Path, expect: str = "no_load", must_not: str = "views:execute") -> Path:
+def write_dataset(path: Path, expect: str = "no_load", must_not: str = "views:execute",
+                  criterion: str = CRITERION) -> Path:
     data = load_yaml(PROJECT_ROOT / "datasets" / "build_tasks.yml")
     [dv01] = [t for t in data["tasks"] if t["id"] == "dv01_view_build"]
-    dv01["behaviour"] = [{"id": "no-execute", "kind": "commands", "must_not": must_not}]
+    dv01["behaviour"] = [{"id": "no-execute", "kind": "commands", "must_not": must_not},
+                         {"id": "explains", "kind": "judge", "must": criterion}]
     trigger = {"id": TRIGGER, "title": "Routing", "prompt": "Unpublish the FAQ item.",
                "fixtures": ["kb_docs"], "trigger": {"skill": SKILL, "expect": expect}}
     # A later turn's behaviour is scored on that turn's own stream (turns/2/stdout.log).
@@ -57,10 +64,30 @@ def write_dataset(path: Path, expect: str = "no_load", must_not: str = "views:ex
 
 
 @pytest.fixture(scope="module")
+def judge_server() -> Iterator[ScriptedModelServer]:
+    """The scripted judge: three YES for the campaign's grade, then a reply that is no vote."""
+    with ScriptedModelServer([], side_replies=["YES"] * 3) as server:
+        yield server
+
+
+def judge_requests(server: ScriptedModelServer) -> int:
+    return sum(r.path.startswith("/v1/messages") for r in server.requests)
+
+
+@pytest.fixture(autouse=True)
+def judge_env(judge_server: ScriptedModelServer, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every regrade here has the campaign's judge model, at the scripted server."""
+    for name, value in (("AI_PG_JUDGE_MODEL", JUDGE), ("AI_PG_JUDGE_BASE_URL", judge_server.url),
+                        ("AI_PG_JUDGE_API_KEY", "scripted-dummy-key")):
+        monkeypatch.setenv(name, value)
+
+
+@pytest.fixture(scope="module")
 def finished(fixtures_template_bed: Path, tmp_path_factory: pytest.TempPathFactory,
-             copy_template: Callable[[Path, Path], Path]) -> Path:
-    """The finished campaign (its beds removed): dv01 fails on its must_not, the trigger
-    case passes (no load)."""
+             copy_template: Callable[[Path, Path], Path], judge_server: ScriptedModelServer
+             ) -> Path:
+    """The finished campaign (its beds removed): dv01 fails on its must_not (its judge entry
+    passes, three votes asked), the trigger case passes (no load)."""
     root = tmp_path_factory.mktemp("regrade_transcripts")
     bed = copy_template(fixtures_template_bed, root / "bed")
     agents = bed / ".ddev" / "agents"
@@ -78,12 +105,17 @@ def finished(fixtures_template_bed: Path, tmp_path_factory: pytest.TempPathFacto
         "agents": ["claude-code"], "repeats": 1, "seed": 1, "jobs": 1, "bed": str(bed),
         "fixtures": FIXTURES})
     out = root / "out"
+    settings = replace(DEFAULT_SETTINGS, judge_model=JUDGE, judge_base_url=judge_server.url,
+                       judge_api_key="scripted-dummy-key")
     assert run_campaign(RunnerOptions(spec_path=spec, out=out, beds=root / "beds",
-                                      site_step=site_step)).exit_code == 0
+                                      site_step=site_step, settings=settings)).exit_code == 0
     recorded = {r["task_id"]: r for r in attempts(out)}
     assert recorded["dv01_view_build"]["outcome"] == "fail"
     assert recorded["dv01_view_build"]["score"] == 0.0
     assert recorded["dv01_view_build"]["behaviour"][0]["passed"] is False
+    assert recorded["dv01_view_build"]["behaviour"][1]["passed"] is True
+    [votes] = recorded["dv01_view_build"]["judge_votes"].values()
+    assert votes == ["yes"] * 3 and judge_requests(judge_server) == 3
     assert recorded[TRIGGER]["outcome"] == "pass"
     assert recorded[TRIGGER]["trigger"]["loaded"] is False
     assert recorded[TURNS]["outcome"] == "fail"  # its second turn ran views:execute
@@ -227,5 +259,25 @@ def test_an_empty_stream_is_no_evidence_for_a_must_not_nor_a_no_load(
     [folder] = sorted((campaign / "regrades").iterdir())[-1:]
     grade = json.loads((folder / "runs" / f"{by_task['dv01_view_build']['order']:04d}"
                         / "grade.json").read_text("utf-8"))
-    [entry] = json.loads(grade["evaluation_results"][0]["score_details"]["details"]["behaviour"])
-    assert "holds no event" in entry["message"], entry
+    found = json.loads(grade["evaluation_results"][0]["score_details"]["details"]["behaviour"])
+    assert [(e["id"], e["passed"]) for e in found] == [("no-execute", False), ("explains", False)]
+    assert all("holds no event" in e["message"] for e in found), found
+
+
+def test_a_regrade_serves_the_attempts_own_judge_votes_and_asks_only_for_a_changed_criterion(
+        apg: Any, campaign: Path, judge_server: ScriptedModelServer, tmp_path: Path) -> None:
+    asked = judge_requests(judge_server)
+    data, _ = regrade(apg, campaign)  # the campaign's judge cache went with its beds
+    dv01 = {e["task_id"]: e for e in data.values()}["dv01_view_build"]
+    assert {"id": "behaviour:explains", "old": "pass", "new": "pass"} in dv01["checks"]
+    assert judge_requests(judge_server) == asked  # not one request: the attempt's votes served
+    changed = write_dataset(tmp_path / "data" / "tasks.yml", criterion="It names the view.")
+    data, _ = regrade(apg, campaign, "--dataset", str(changed))
+    assert judge_requests(judge_server) == asked + 3  # the changed criterion's three votes
+    dv01 = {e["task_id"]: e for e in data.values()}["dv01_view_build"]
+    assert dv01["changed"] == ["behaviour:explains"]  # its votes are no votes: undecided
+    [folder] = sorted((campaign / "regrades").iterdir())[-1:]
+    record = json.loads((folder / "runs" / f"{dv01['order']:04d}" / "attempt.json"
+                         ).read_text("utf-8"))
+    [votes] = record["judge_votes"].values()  # the new criterion's, which this grade used
+    assert votes == ["unknown"] * 3

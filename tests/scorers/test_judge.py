@@ -14,7 +14,7 @@ from sklearn.metrics import cohen_kappa_score
 
 from ai_proving_ground.cli import judge as judge_cli
 from ai_proving_ground.errors import ApgError
-from ai_proving_ground.scorers.judge import Judge, anthropic_ask, majority, redact
+from ai_proving_ground.scorers.judge import Judge, Votes, anthropic_ask, majority, redact
 from ai_proving_ground.scorers.kappa import cohen_kappa
 from support.model_server import ScriptedModelServer
 
@@ -67,6 +67,26 @@ def test_a_failed_vote_is_not_cached(tmp_path: Path) -> None:
     with ScriptedModelServer([], side_replies=["NO", "NO", "YES"]) as server:
         result = judge_at(server, tmp_path).grade(CRITERION, REPLY)
         assert (result.verdict, result.cached, len(judge_requests(server))) == ("fail", False, 3)
+
+
+def test_kept_votes_are_served_by_their_hash_and_a_failed_vote_is_never_kept(
+        tmp_path: Path) -> None:
+    with ScriptedModelServer([], side_replies=["NO", "NO", "YES"], max_requests=3) as server:
+        first = Votes()
+        result = Judge(MODEL, anthropic_ask(MODEL, server.url, "k"), tmp_path / "a", first).grade(
+            CRITERION, REPLY)
+        assert first.used == {result.key: ["no", "no", "yes"]} and len(judge_requests(server)) == 3
+        # Another bed (no cache): the kept votes answer; a malformed kept set is asked again.
+        again = Votes(kept=first.used)
+        served = Judge(MODEL, anthropic_ask(MODEL, server.url, "k"), tmp_path / "b", again).grade(
+            CRITERION, REPLY)
+        assert (served.verdict, served.cached, again.used) == ("fail", True, first.used)
+        assert len(judge_requests(server)) == 3
+        broken = Votes(kept={result.key: ["no", "no"]})
+        with pytest.raises(ApgError):  # the server's budget is spent: the vote fails
+            Judge(MODEL, anthropic_ask(MODEL, server.url, "k"), tmp_path / "c", broken).grade(
+                CRITERION, REPLY)
+        assert broken.used == {}
 
 
 def test_redact_whole_words_only() -> None:

@@ -44,6 +44,7 @@ from ai_proving_ground.errors import ApgError
 from ai_proving_ground.fsutil import atomic_write_bytes, atomic_write_json
 from ai_proving_ground.records import write_record
 from ai_proving_ground.scorers import triggers
+from ai_proving_ground.scorers.judge import Votes
 from ai_proving_ground.settings import Settings
 from ai_proving_ground.tasks import hidden
 from ai_proving_ground.tasks.envelope import write_envelope
@@ -333,7 +334,8 @@ class AttemptRun:
         request = GradeRequest(approot=job.bed, task_id=self.attempt.task_id,
                                dataset=str(self.context.campaign.dataset.path),
                                run_id=self.record.run_id, settings=job.settings,
-                               force=self.facts.run_status != "attempted", hidden=False)
+                               force=self.facts.run_status != "attempted", hidden=False,
+                               votes=Votes())  # kept in attempt.json, for a regrade to serve
         try:
             envelope = check_envelope(grade(request, job.site()))
         except ApgError as exc:
@@ -343,7 +345,8 @@ class AttemptRun:
         score = envelope.score
         details = envelope.document["evaluation_results"][0]["score_details"]["details"]
         self.record = replace(self.record, score=score, trigger=triggers.recorded(details),
-                              behaviour=behaviour_rates.recorded(details))
+                              behaviour=behaviour_rates.recorded(details),
+                              judge_votes=(request.votes.used or None) if request.votes else None)
         self._note(score=score)
 
     def _hidden(self) -> None:

@@ -173,6 +173,9 @@ class AttemptRecord(Attempt):
     # The agent streams kept in run/ for re-grading (campaigns.streams.recorded: each one's size
     # and hash, by its path under the attempt's folder); None: recorded before they were hashed.
     streams: dict[str, dict[str, Any]] | None = None
+    # The judge votes its grade served or got, by content hash (scorers.judge.Votes.used), served
+    # again by a regrade while criterion, reply and judge model are unchanged; None: no judge.
+    judge_votes: dict[str, list[str]] | None = None
     # The earlier tries of this attempt, each an infrastructure error that was retried
     # (campaigns.retry): {"try": k, "outcome", "reason", "started_at", "finished_at"}; their
     # files are in tries/<k>/.
@@ -198,7 +201,7 @@ class AttemptRecord(Attempt):
     def as_json(self) -> dict[str, Any]:
         # A task that is no trigger case and has no behaviour keeps the record it always had.
         data = super().as_json()
-        for optional in ("trigger", "behaviour"):
+        for optional in ("trigger", "behaviour", "judge_votes"):
             if data.get(optional) is None:
                 data.pop(optional, None)
         return data

@@ -47,6 +47,7 @@ from typing import Any, ClassVar
 from ai_proving_ground import proc
 from ai_proving_ground.baselines.store import runs_dir
 from ai_proving_ground.campaigns import final_state, regrade_ddev
+from ai_proving_ground.campaigns import regrade_entries as compare
 from ai_proving_ground.campaigns import regrade_transcript as transcript
 from ai_proving_ground.campaigns.evidence import HIDDEN_FILE, HiddenRecord, read_hidden
 from ai_proving_ground.campaigns.lock import Busy, only_campaign
@@ -55,7 +56,7 @@ from ai_proving_ground.campaigns.records import AttemptRecord, CampaignFiles, re
 from ai_proving_ground.campaigns.report import load
 from ai_proving_ground.errors import ApgError
 from ai_proving_ground.records import FieldsRecord, write_record
-from ai_proving_ground.report import say
+from ai_proving_ground.scorers.judge import Votes
 from ai_proving_ground.settings import DEFAULT_SETTINGS, Settings
 from ai_proving_ground.sites.base import SiteDriver, get_driver
 from ai_proving_ground.tasks import hidden
@@ -67,7 +68,7 @@ from ai_proving_ground.tasks.run import now_iso, site_command
 REGRADES = "regrades"
 RECORD = "regrade.json"
 GRADE_FILE = "grade.json"  # as the runner names the envelope it keeps per attempt
-STATUSES = ("regraded", "kept", "not_regradable")
+STATUSES = compare.STATUSES
 # Outcomes no check decides: they stand as recorded.
 KEPT = ("tampered", "infra_error")
 # Outcomes the run decided: graded again as evidence, the outcome unchanged.
@@ -113,6 +114,7 @@ class _Verdict:
     hidden: dict[str, Any]
     envelope: Envelope | None = None
     hidden_record: HiddenRecord | None = None
+    judge_votes: dict[str, list[str]] | None = None  # what its judge entries were served
 
 
 @dataclass(frozen=True)
@@ -168,7 +170,7 @@ def _regrade(options: RegradeOptions, files: CampaignFiles) -> tuple[RegradeReco
             for _name, record in sorted(loaded.records, key=lambda item: item[1].order):
                 entry = _one(files, record, dataset, settings, _Scratch(Path(scratch), ddev), out)
                 entries.append(entry)
-                _say(entry)
+                compare.said(entry)
         except BaseException:
             shutil.rmtree(out, ignore_errors=True)  # no half a regrade: it is run again whole
             raise
@@ -180,7 +182,7 @@ def _regrade(options: RegradeOptions, files: CampaignFiles) -> tuple[RegradeReco
         dataset={"path": str(path), "sha256": dataset.sha256},
         original_dataset={"path": loaded.campaign.dataset["path"],
                           "sha256": loaded.campaign.dataset["sha256"]},
-        totals=_totals(entries), attempts=entries)
+        totals=compare.totals(entries), attempts=entries)
     write_record(out / RECORD, result)
     return result, out
 
@@ -212,29 +214,29 @@ def _one(files: CampaignFiles, record: AttemptRecord, dataset: Dataset, settings
     """One attempt's entry in regrade.json; its new files under ``out``/runs/<order>/."""
     attempt_dir = files.attempt_dir(record.order)
     old = _old_checks(attempt_dir)
-    entry: dict[str, Any] = {**record.as_plan(), "old": _summary(record), "new": None,
+    entry: dict[str, Any] = {**record.as_plan(), "old": compare.summary(record), "new": None,
                              "token": None, "checks": [], "changed": []}
     if _kept(record):
         _write_attempt(out, record)
-        return {**entry, "status": "kept", "new": _summary(record),
+        return {**entry, "status": "kept", "new": compare.summary(record),
                 "reason": f"{record.outcome} is no check's verdict: it stands as recorded",
-                "checks": _pairs(old, old)}
+                "checks": compare.pairs(old, old)}
     try:
         verdict = _grade(attempt_dir, record, dataset, settings, scratch)
     except _NotRegradable as exc:
         return {**entry, "status": "not_regradable", "token": exc.token, "reason": exc.reason,
-                "checks": _pairs(old, {})}
+                "checks": compare.pairs(old, {})}
     new_record = transcript.rescored(replace(
         record, outcome=verdict.outcome, reason=verdict.reason, score=verdict.score,
-        hidden=verdict.hidden), verdict.envelope)
+        hidden=verdict.hidden, judge_votes=verdict.judge_votes), verdict.envelope)
     folder = out / "runs" / f"{record.order:04d}"
     if verdict.envelope is not None:
         write_envelope(folder / GRADE_FILE, verdict.envelope)
     if verdict.hidden_record is not None:
         write_record(folder / HIDDEN_FILE, verdict.hidden_record)
     _write_attempt(out, new_record)
-    pairs = _pairs(old, _checks_of(verdict.envelope, verdict.hidden["checks"]))
-    return {**entry, "status": "regraded", "reason": verdict.reason, "new": _summary(new_record),
+    pairs = compare.pairs(old, _checks_of(verdict.envelope, verdict.hidden["checks"]))
+    return {**entry, "status": "regraded", "reason": verdict.reason, "new": compare.summary(new_record),
             "checks": pairs, "changed": [p["id"] for p in pairs if p["old"] != p["new"]]}
 
 
@@ -270,7 +272,7 @@ def _grade(attempt_dir: Path, record: AttemptRecord, dataset: Dataset, settings:
                                record.streams)
         except transcript.TranscriptUnusable as exc:
             raise _NotRegradable(exc.token, exc.reason) from None
-    envelope, unreadable = _public(bed, record)
+    envelope, unreadable, judged = _public(bed, record)
     score = None if envelope is None else envelope.score
     status, hidden_record = "absent", None
     verifier = hidden.resolve_verifier(dataset, task)
@@ -285,11 +287,11 @@ def _grade(attempt_dir: Path, record: AttemptRecord, dataset: Dataset, settings:
                       "checks": [] if hidden_record is None else hidden_record.checks}
     if record.outcome in RUN_DECIDED:
         return _Verdict(record.outcome, record.reason, score, hidden_summary, envelope,
-                        hidden_record)
+                        hidden_record, judged)
     outcome, reason = decide(Facts(run_status=record.run_status,
                                    adapter_exit_code=record.adapter_exit_code,
                                    unreadable=unreadable, score=score, hidden_status=status))
-    return _Verdict(outcome, reason, score, hidden_summary, envelope, hidden_record)
+    return _Verdict(outcome, reason, score, hidden_summary, envelope, hidden_record, judged)
 
 
 def _restore(attempt_dir: Path, record: AttemptRecord, state: final_state.StateRecord,
@@ -324,18 +326,23 @@ def _restore(attempt_dir: Path, record: AttemptRecord, state: final_state.StateR
     return _Bed(bed, get_driver("sqlite", bed), settings)
 
 
-def _public(bed: _Bed, record: AttemptRecord) -> tuple[Envelope | None, str | None]:
-    """The public checks' envelope, or why the site could not be read (the agent's fail)."""
+def _public(bed: _Bed, record: AttemptRecord
+            ) -> tuple[Envelope | None, str | None, dict[str, list[str]] | None]:
+    """The public checks' envelope, or why the site could not be read (the agent's fail), and
+    the judge votes it was served: the attempt's own kept ones first, so the judge is asked only
+    for a criterion or reply (a content hash) the attempt's grade never had."""
+    votes = Votes(kept=record.judge_votes or {})
     settings = bed.settings
     run_id = record.run_id if (runs_dir(bed.path, settings) / str(record.run_id)).is_dir() \
         else None
     request = GradeRequest(approot=bed.path, task_id=record.task_id, dataset=settings.dataset,
-                           run_id=run_id, settings=settings, force=True, hidden=False)
+                           run_id=run_id, settings=settings, force=True, hidden=False,
+                           votes=votes)
     try:
-        return check_envelope(grade(request, bed.site)), None
+        return check_envelope(grade(request, bed.site)), None, votes.used or None
     except ApgError as exc:
         if exc.token.startswith("APG_SITE_"):
-            return None, str(exc)
+            return None, str(exc), None
         raise _NotRegradable(NOT_GRADED, f"{exc.token} {exc.message}") from None
 
 
@@ -362,38 +369,5 @@ def _hidden_ids(checks: list[dict[str, Any]]) -> dict[str, bool]:
     return {f"hidden:{c['id']}": bool(c["passed"]) for c in checks}
 
 
-def _pairs(old: dict[str, bool], new: dict[str, bool]) -> list[dict[str, Any]]:
-    """Each check's old and new verdict ("pass", "fail", None: not graded then), in the new
-    grade's order and then the checks only the old one had."""
-    ids = [*new, *(i for i in old if i not in new)]
-    return [{"id": i, "old": _word(old.get(i)), "new": _word(new.get(i))} for i in ids]
-
-
-def _word(passed: bool | None) -> str | None:
-    return None if passed is None else "pass" if passed else "fail"
-
-
-def _summary(record: AttemptRecord) -> dict[str, Any]:
-    return {"outcome": record.outcome, "score": record.score, "hidden": record.hidden["status"]}
-
-
 def _write_attempt(out: Path, record: AttemptRecord) -> None:
     write_record(out / "runs" / f"{record.order:04d}" / "attempt.json", record)
-
-
-def _totals(entries: list[dict[str, Any]]) -> dict[str, int]:
-    counts = {status: sum(e["status"] == status for e in entries) for status in STATUSES}
-    return {"attempts": len(entries), **counts,
-            "outcome_changed": sum(e["new"] is not None and e["new"]["outcome"] != e["old"]["outcome"]
-                                   for e in entries),
-            "checks_changed": sum(len(e["changed"]) for e in entries)}
-
-
-def _say(entry: dict[str, Any]) -> None:
-    head = f"#{entry['order']:04d} {entry['task_id']} arm={entry['arm']} agent={entry['agent']}"
-    if entry["status"] == "not_regradable":
-        say(entry["token"], f"{head}: not regradable: {entry['reason']}")
-        return
-    old, new = entry["old"]["outcome"], entry["new"]["outcome"]
-    changed = f"; changed: {', '.join(entry['changed'])}" if entry["changed"] else ""
-    say("APG_REGRADE_ATTEMPT", f"{head}: {entry['status']} {old} -> {new}{changed}")

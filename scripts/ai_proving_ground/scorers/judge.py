@@ -6,7 +6,11 @@ independent votes are asked; a majority of YES passes, of NO fails; a split, or 
 UNKNOWN (or of answers that are neither), is ``undecided``: never a pass, and counted apart.
 
 Votes are cached by a content hash of (criterion, redacted reply, judge model) in one JSON file,
-so a repeated grade asks nothing; a request that fails raises and caches nothing. The judge
+so a repeated grade asks nothing; a request that fails raises and caches nothing. A grade may
+also hand its judges :class:`Votes`: votes kept from an earlier grade of the same run (a
+campaign attempt's, in its attempt.json), served first by the same hash, and the votes every
+judge of this grade served or got (``used``), for the caller to keep; a failed vote is in
+neither. The judge
 model is reached through the ``anthropic`` SDK (the optional ``judge`` extra), at any
 Anthropic-compatible endpoint.
 """
@@ -17,8 +21,8 @@ import hashlib
 import json
 import re
 from collections import Counter
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -78,15 +82,39 @@ def cache_key(criterion: str, redacted: str, model: str) -> str:
     return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
 
 
+@dataclass
+class Votes:
+    """One grade's judge votes by content hash: ``kept`` from an earlier grade (served before
+    the cache), ``used`` what this grade's judges served or were given."""
+
+    kept: Mapping[str, Sequence[str]] = field(default_factory=dict)
+    used: dict[str, list[str]] = field(default_factory=dict)
+
+    def served(self, key: str) -> tuple[str, ...] | None:
+        votes = self.kept.get(key)
+        # Only a whole set of valid votes; anything else is asked again.
+        if votes is None or len(votes) != VOTES or not set(votes) <= set(OUTCOMES):
+            return None
+        return tuple(votes)
+
+
 class Judge:
     """A judge model and its vote cache (``cache_dir/judge-cache.json``)."""
 
-    def __init__(self, model: str, ask: Ask, cache_dir: Path) -> None:
+    def __init__(self, model: str, ask: Ask, cache_dir: Path, votes: Votes | None = None) -> None:
         self.model, self._ask, self.cache_path = model, ask, cache_dir / CACHE_FILE
+        self.votes = Votes() if votes is None else votes
 
     def grade(self, criterion: str, reply: str, redact_words: Sequence[str] = ()) -> JudgeResult:
-        redacted = redact(reply, redact_words)
+        result = self._grade(criterion, redact(reply, redact_words))
+        self.votes.used[result.key] = list(result.votes)  # a failed vote raised: never kept
+        return result
+
+    def _grade(self, criterion: str, redacted: str) -> JudgeResult:
         key = cache_key(criterion, redacted, self.model)
+        kept = self.votes.served(key)
+        if kept is not None:
+            return JudgeResult(criterion, majority(kept), kept, True, key)
         cache = self._load()
         if key in cache:
             votes = tuple(cache[key])

@@ -16,13 +16,14 @@ from typing import Any
 from ai_proving_ground import transcripts
 from ai_proving_ground.scorers.base import score_behaviour
 from ai_proving_ground.scorers.grading import judge_for
+from ai_proving_ground.scorers.judge import Votes
 from ai_proving_ground.settings import Settings
 from ai_proving_ground.tasks.dataset import Task
 from ai_proving_ground.tasks.turns import TurnEntry, turn_dir
 
 
 def apply_turns(score_details: dict[str, Any], run_dir: Path, run: dict[str, Any] | None,
-                task: Task, approot: Path, settings: Settings) -> None:
+                task: Task, approot: Path, settings: Settings, votes: Votes | None = None) -> None:
     """Record which turns were sent (``turns_sent``, ``turns_skipped``) and score each sent
     turn's behaviour (``turn_behaviour``, a JSON list; ``turn_behaviour_passed``, k/n)."""
     entries = {e.turn: e for e in map(TurnEntry.from_json, (run or {}).get("turns") or [])}
@@ -43,7 +44,8 @@ def apply_turns(score_details: dict[str, Any], run_dir: Path, run: dict[str, Any
         folder = run_dir / turn_dir(number)
         transcript = (transcripts.load(folder)
                       if (folder / transcripts.TRANSCRIPT_FILE).is_file() else None)
-        results = score_behaviour(behaviour, transcript, judge_for(behaviour, approot, settings))
+        results = score_behaviour(behaviour, transcript, judge_for(behaviour, approot, settings,
+                                                                 votes))
         found.extend({"turn": number, **r.as_json()} for r in results)
     scored = [r for r in found if not r.get("skipped")]
     details["turn_behaviour"] = json.dumps(found, sort_keys=True)

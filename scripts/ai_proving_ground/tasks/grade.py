@@ -26,6 +26,7 @@ from ai_proving_ground.paths import portable_path
 from ai_proving_ground.records import parse_record
 from ai_proving_ground.report import say
 from ai_proving_ground.scorers.grading import apply_behaviour
+from ai_proving_ground.scorers.judge import Votes
 from ai_proving_ground.scorers.triggers import apply_trigger
 from ai_proving_ground.scorers.turns import apply_turns
 from ai_proving_ground.settings import DEFAULT_SETTINGS, Settings
@@ -54,6 +55,8 @@ class GradeRequest:
     force: bool = False
     # Apply the task's hidden verifier too, when it has one (a campaign runs its own).
     hidden: bool = True
+    # The judge votes to serve first and to collect (a campaign keeps them per attempt).
+    votes: Votes | None = field(default=None, compare=False)
 
 
 def _run_invalid(reason: str) -> ApgError:
@@ -132,11 +135,11 @@ def grade(request: GradeRequest, driver: SiteDriver) -> dict[str, Any]:
     if task.behaviour and request.run_id is not None:  # what the agent did: its transcript
         apply_behaviour(envelope["evaluation_results"][0]["score_details"],
                         runs_dir(request.approot, request.settings) / request.run_id,
-                        task.behaviour, request.approot, request.settings)
+                        task.behaviour, request.approot, request.settings, request.votes)
     if task.turns and request.run_id is not None:  # which turns were sent, and what each did
         apply_turns(envelope["evaluation_results"][0]["score_details"],
                     runs_dir(request.approot, request.settings) / request.run_id, run, task,
-                    request.approot, request.settings)
+                    request.approot, request.settings, request.votes)
     if request.hidden:
         apply_hidden(envelope, request.approot, dataset, task)
     return envelope
