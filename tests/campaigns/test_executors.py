@@ -91,13 +91,16 @@ class WrappedLocal(LocalExecutor):
 @pytest.fixture
 def register(monkeypatch: pytest.MonkeyPatch) -> Iterator[Callable[..., None]]:
     """``add(name, factory, beds_from=None)``: an executor module whose ``open_executor`` is
-    ``factory``; its beds are made as ``beds_from``'s (an executor module) are, else locally."""
+    ``factory``; its beds are made (and their facts read) as ``beds_from``'s (an executor
+    module) are, else locally."""
     def add(name: str, factory: Callable[..., Any], beds_from: Any = None) -> None:
         module = types.ModuleType(f"apg_test_executor_{name}")
         module.open_executor = factory  # type: ignore[attr-defined]
         if beds_from is not None:
             module.prepare_jobs = beds_from.prepare_jobs  # type: ignore[attr-defined]
             module.BEDS_ON_NODES = beds_from.BEDS_ON_NODES  # type: ignore[attr-defined]
+            if hasattr(beds_from, "collect_bed_facts"):  # the beds' facts read where they are
+                module.collect_bed_facts = beds_from.collect_bed_facts  # type: ignore[attr-defined]
         monkeypatch.setitem(sys.modules, module.__name__, module)
         monkeypatch.setitem(registry.EXECUTORS, name, module.__name__)
 

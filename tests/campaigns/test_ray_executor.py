@@ -4,6 +4,7 @@ cluster with two ``bed`` units, so two bed actors; the campaigns run in-process 
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
@@ -20,12 +21,15 @@ from test_executors import register  # noqa: F401  # the fixture that registers 
 
 from ai_proving_ground.campaigns import beds
 from ai_proving_ground.campaigns.attempt import Context
+from ai_proving_ground.errors import ApgError
 from ai_proving_ground.executors.base import Finished
 
 ray = pytest.importorskip("ray", reason="the ray extra is not installed "
                           "(pip install -e '.[ray]'); the Ray executor's tests need it")
 
-from ai_proving_ground.executors import ray_executor  # noqa: E402
+from ai_proving_ground.campaigns import provenance  # noqa: E402
+from ai_proving_ground.campaigns.spec import load_spec, resolve  # noqa: E402
+from ai_proving_ground.executors import ray_executor, ray_provenance  # noqa: E402
 from ai_proving_ground.executors.ray_executor import BedWorker, RayExecutor  # noqa: E402
 from ai_proving_ground.settings import Settings  # noqa: E402
 
@@ -140,6 +144,57 @@ def no_bed_made_here(monkeypatch: pytest.MonkeyPatch) -> None:
         monkeypatch.setattr(beds, name, made_here)
 
 
+# What this process (the driver) does under the roots it watches now: (root, what it touched).
+_WATCHING: list[tuple[str, list[str]]] = []
+
+
+def _audit(event: str, args: tuple[Any, ...]) -> None:
+    if not _WATCHING:
+        return
+    if event in WatchedWorker.EVENTS:
+        paths: list[Any] = list(args[:2])
+    elif event == "subprocess.Popen":  # its working directory and every argument (git -C DIR)
+        given = args[1] if isinstance(args[1], list | tuple) else [args[1]]
+        paths = [args[2], *given]
+    else:
+        return
+    for path in paths:
+        if not isinstance(path, str | bytes | os.PathLike):
+            continue
+        text = os.path.abspath(os.fsdecode(path))
+        for root, touched in _WATCHING:
+            if text == root or text.startswith(root + os.sep):
+                touched.append(f"{event} {text}")
+
+
+sys.addaudithook(_audit)  # for this process's life (a hook cannot be removed): idle unless watching
+
+
+@contextlib.contextmanager
+def driver_watching(root: Path) -> Iterator[list[str]]:
+    """What this process opens, lists, changes or runs a child in under ``root`` meanwhile."""
+    entry: tuple[str, list[str]] = (os.path.realpath(root), [])
+    _WATCHING.append(entry)
+    try:
+        yield entry[1]
+    finally:
+        _WATCHING.remove(entry)
+
+
+def no_project_read_here(monkeypatch: pytest.MonkeyPatch) -> None:
+    """This process (the driver) fails the test if it checks a DDEV project's baseline, reads
+    its provenance or looks up its adapters (what a node's own stat of a path would miss)."""
+    from ai_proving_ground.campaigns import agents_check, provenance
+
+    def read_here(*args: Any, **kwargs: Any) -> None:
+        raise AssertionError(f"the driver read a bed: {[a for a in args if isinstance(a, Path)]}")
+
+    for module, name in ((beds, "check_ddev_bed"), (beds, "check_template"),
+                         (provenance, "bed_facts"), (provenance, "_bed"),
+                         (provenance, "adapters"), (agents_check, "find_adapter")):
+        monkeypatch.setattr(module, name, read_here)
+
+
 def files_of(out: Path) -> list[str]:
     """Every attempt's files, by path under runs/ (the run's id, a time, left out)."""
     return sorted({"/".join("RUN" if part.startswith("20") else part for part in
@@ -203,9 +258,6 @@ def test_an_actor_refuses_a_ddev_project_absent_from_its_node(tmp_path: Path) ->
 
 def test_an_actor_refuses_a_bed_whose_fingerprints_differ_from_the_campaigns(
         tmp_path: Path, template: Path) -> None:
-    from ai_proving_ground.campaigns import provenance
-    from ai_proving_ground.campaigns.spec import load_spec, resolve
-
     campaign = resolve(load_spec(example_on(template, tmp_path / "spec.yml")), Settings())
     settings = beds.job_settings(Settings(), campaign)
     _, tag = beds.check_template(campaign, template, settings)
@@ -433,11 +485,29 @@ def test_a_ddev_campaign_runs_and_resumes_on_ray_its_project_made_ready_by_its_a
         "name": "ddev-ray", "dataset": str(EXAMPLE.parents[1] / "datasets" / "build_tasks.yml"),
         "tasks": ["dv01_view_build"], "arms": {"plain": {}}, "agents": ["nop", "oracle"],
         "repeats": 1, "seed": 19, "fixtures": ["kb_docs"], "ddev_beds": [str(bed)]})
+    # What the local executor records for this project, read here before the driver may not.
+    campaign = resolve(load_spec(spec), Settings.from_environ(os.environ))
+    local = provenance.collect(campaign, bed, beds.job_settings(
+        Settings.from_environ(os.environ), campaign), os.environ)
     register("ray-node", lambda context, jobs: NodeEnv(context, jobs, env),
              beds_from=ray_executor)
+    # The node's facts are read in its environment, as its actors run.
+    monkeypatch.setattr(sys.modules["apg_test_executor_ray-node"], "collect_bed_facts",
+                        lambda campaign, settings, address, count: ray_provenance.collect(
+                            campaign, list(campaign.spec.ddev_beds[:count]), settings, address,
+                            runtime_env={"env_vars": env}))
     no_bed_made_here(monkeypatch)
+    no_project_read_here(monkeypatch)
     out = tmp_path / "out"
-    run_campaign(apg, spec, out, "--executor", "ray-node")
+    with driver_watching(bed) as touched:  # it sees what this process reads there
+        (bed / ".ddev" / "config.yaml").read_text("utf-8")
+    assert touched == [f"open {os.path.realpath(bed / '.ddev' / 'config.yaml')}"], touched
+    with driver_watching(bed) as touched:
+        run_campaign(apg, spec, out, "--executor", "ray-node")
+    assert touched == [], touched[:10]
+    # campaign.json's provenance is the node's reading, equal to the local executor's.
+    recorded = json.loads((out / "campaign.json").read_text("utf-8"))["provenance"]
+    assert recorded == local
     assert sorted((r["agent"], r["outcome"]) for r in attempts(out)) == [("nop", "fail"),
                                                                           ("oracle", "pass")]
     setup = json.loads((out / "setup.json").read_text("utf-8"))
@@ -450,7 +520,36 @@ def test_a_ddev_campaign_runs_and_resumes_on_ray_its_project_made_ready_by_its_a
     (out / "report.json").unlink()
     (bed / "recipes" / "half_done").mkdir(parents=True)
     (bed / "recipes" / "half_done" / "recipe.yml").write_text("name: half done\n")
-    result = apg("campaign", "resume", str(out), "--executor", "ray-node")
+    with driver_watching(bed) as touched:
+        result = apg("campaign", "resume", str(out), "--executor", "ray-node")
     assert result.rc == 0, result.err
+    assert touched == [], touched[:10]
     assert untimed(out) == whole
     assert not (bed / "recipes" / "half_done").exists()
+
+
+def test_ddev_projects_whose_nodes_read_other_facts_refuse_the_campaign() -> None:
+    """Every project's facts must be the first's but for paths and commits; one that differs is
+    refused naming its node, its project and each fact."""
+    facts = {"set_key": "k", "baseline": {"tag": "apg-baseline-k", "commit": "c1"},
+             "grader_tree_sha256": "a" * 64,
+             "adapters": {"nop": {"path": "/srv/a/.ddev/agents/nop", "source": "bed",
+                                  "sha256": "b" * 64, "commands": {}}}}
+    first = ray_provenance.NodeFacts("node-a", "/srv/a", "apg-baseline-k", facts)
+    moved = {**facts, "baseline": {"tag": "apg-baseline-k", "commit": "c2"},
+             "adapters": {"nop": {**facts["adapters"]["nop"], "path": "/srv/b/.ddev/agents/nop"}}}
+    same = ray_provenance.NodeFacts("node-b", "/srv/b", "apg-baseline-k", moved)
+    assert ray_provenance.agreed([first, same]) == ("apg-baseline-k", facts)
+    other = {**moved, "grader_tree_sha256": "c" * 64,
+             "adapters": {"nop": {**moved["adapters"]["nop"], "sha256": "d" * 64}}}
+    with pytest.raises(ApgError) as refused:
+        ray_provenance.agreed([first, ray_provenance.NodeFacts("node-b", "/srv/b", "t", other)])
+    assert refused.value.token == "APG_CAMPAIGN_RAY_NODES_DIFFER"
+    assert refused.value.message.startswith(
+        "the DDEV project /srv/b on the node node-b differs from /srv/a on the node node-a: "
+        "adapters.nop.sha256 (bbbbbbbbbbbb… -> dddddddddddd…); grader_tree_sha256 "
+        "(aaaaaaaaaaaa… -> cccccccccccc…)"), refused.value.message
+    # A node that could not read its project refuses as the local runner would, naming it.
+    with pytest.raises(beds.CannotRun, match=r"^on the node node-b: /srv/b \(ddev_beds\) is not"):
+        ray_provenance.agreed([first, ray_provenance.NodeFacts("node-b", "/srv/b", refused=(
+            "APG_CAMPAIGN_CANNOT_RUN", "/srv/b (ddev_beds) is not a DDEV project", 1))])

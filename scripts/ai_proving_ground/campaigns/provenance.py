@@ -46,21 +46,45 @@ NODE_KEYS = (*BED_KEYS, "product.code_sha256")
 
 
 def collect(campaign: Campaign, template: Path, settings: Settings,
-            host: Mapping[str, str]) -> dict[str, Any]:
+            host: Mapping[str, str], bed: Mapping[str, Any] | None = None) -> dict[str, Any]:
     """The provenance of ``campaign`` run on beds cloned from ``template`` (provisioned);
-    ``host`` is the environment whose PATH the adapters get."""
+    ``host`` is the environment whose PATH the adapters get. ``bed``: the bed's own facts
+    (:func:`bed_facts`) as read where the bed is (a Ray node's DDEV project), so nothing of
+    ``template`` is read here; None: read here."""
     spec = campaign.spec
-    baseline, node = _bed(template, campaign.fixtures, settings)
+    found = bed_facts(campaign, template, settings, host) if bed is None else bed
     return {
         "spec": {"path": str(spec.path), "sha256": _file_sha256(spec.path)},
         "fixtures": list(campaign.fixtures),
-        "set_key": node["set_key"],
-        "baseline": {"tag": node["baseline.tag"], "commit": read_metadata(baseline).commit},
-        "grader_tree_sha256": node["grader_tree_sha256"],
+        "set_key": found["set_key"],
+        "baseline": found["baseline"],
+        "grader_tree_sha256": found["grader_tree_sha256"],
         "tasks": {task.id: task.sha256 for task in campaign.tasks},
-        "product": {"version": __version__, "code_sha256": node["product.code_sha256"]},
-        "adapters": adapters(campaign, template, host),
+        "product": {"version": __version__, "code_sha256": code_sha256()},
+        "adapters": found["adapters"],
     }
+
+
+def bed_facts(campaign: Campaign, bed: Path, settings: Settings,
+              host: Mapping[str, str]) -> dict[str, Any]:
+    """What :func:`collect` reads from the bed: its set key, baseline (tag and commit), grader
+    tree and the adapters it gives, with their CLIs' versions on ``host``'s PATH."""
+    baseline, node = _bed(bed, campaign.fixtures, settings, code=False)  # the code: collect's
+    return {"set_key": node["set_key"],
+            "baseline": {"tag": node["baseline.tag"], "commit": read_metadata(baseline).commit},
+            "grader_tree_sha256": node["grader_tree_sha256"],
+            "adapters": adapters(campaign, bed, host)}
+
+
+def facts_changes(first: Mapping[str, Any], other: Mapping[str, Any]) -> list[str]:
+    """Each of two beds' :func:`bed_facts` that differs, as ``what (first's -> other's)``;
+    paths and commits left out, as resume leaves them (the module doc)."""
+    before: dict[str, Any] = {}
+    after: dict[str, Any] = {}
+    _flatten("", first, before)
+    _flatten("", other, after)
+    return [f"{key} ({_short(before.get(key))} -> {_short(after.get(key))})"
+            for key in sorted(before.keys() | after.keys()) if before.get(key) != after.get(key)]
 
 
 def adapters(campaign: Campaign, template: Path, host: Mapping[str, str]) -> dict[str, Any]:
@@ -135,15 +159,17 @@ def bed_fingerprints(bed: Path, fixtures: Iterable[str], settings: Settings) -> 
     return _bed(bed, fixtures, settings)[1]
 
 
-def _bed(bed: Path, fixtures: Iterable[str], settings: Settings) -> tuple[Baseline, dict[str, Any]]:
-    """``bed``'s baseline and :data:`NODE_KEYS`: one owner of these facts for the campaign's
-    record (:func:`collect`) and for each node's check of its own bed."""
+def _bed(bed: Path, fixtures: Iterable[str], settings: Settings,
+         code: bool = True) -> tuple[Baseline, dict[str, Any]]:
+    """``bed``'s baseline and :data:`NODE_KEYS` (``code`` False: :data:`BED_KEYS`): one owner of
+    these facts for the campaign's record (:func:`bed_facts`) and for each node's check of its
+    own bed."""
     baseline = require_baseline(bed, list(fixtures), settings)
     fixture_set = load_set(list(fixtures), bed, settings=settings)
     return baseline, {
         "set_key": baseline.set_key, "baseline.tag": baseline.tag,
         "grader_tree_sha256": grader_tree.tree_sha256(grader_tree.fingerprint(bed, fixture_set)),
-        "product.code_sha256": code_sha256()}
+        **({"product.code_sha256": code_sha256()} if code else {})}
 
 
 def bed_changes(expected: Mapping[str, Any], found: Mapping[str, Any]) -> list[str]:

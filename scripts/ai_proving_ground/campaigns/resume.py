@@ -41,11 +41,13 @@ import dataclasses
 import os
 import shutil
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from ai_proving_ground.campaigns import bed_folder, beds, provenance, runner
+from ai_proving_ground.campaigns.agents_check import check_agents
 from ai_proving_ground.campaigns.lock import Busy, only_campaign
 from ai_proving_ground.campaigns.records import (
     AttemptRecord,
@@ -120,27 +122,33 @@ def _resume_locked(files: CampaignFiles, options: ResumeOptions) -> runner.Campa
             "recorded; writing the report")
         return runner.report_and_say(files)
     spec, settings = campaign.spec, beds.job_settings(run_options.settings, campaign)
-    runner.check_agents(spec, spec.bed or next(iter(spec.ddev_beds), files.directory / "template"))
-    registry.check_usable(runner.executor_name(spec, run_options), run_options.address)
+    name = runner.executor_name(spec, run_options)
+    registry.check_usable(name, run_options.address)
+    if not registry.reads_on_nodes(name, campaign):  # else checked where they are, below
+        check_agents(spec, spec.bed or next(iter(spec.ddev_beds), files.directory / "template"))
     bed_folder.check(run_options.beds)
     # An executor that makes its beds where it runs them (Ray) resets and compares each there.
-    on_nodes = registry.beds_on_nodes(runner.executor_name(spec, run_options))
+    on_nodes = registry.beds_on_nodes(name)
+    # The beds' own facts as the executor reads them where they are (None: read here).
+    remote = registry.bed_facts(name, campaign, settings, run_options.address,
+                                _jobs(spec, run_options, recorded, todo))
+    tag, facts = (None, None) if remote is None else remote
     if spec.ddev_beds and not on_nodes:  # used in place: first back to the baseline
         beds.reset_ddev_beds(campaign, list(spec.ddev_beds[:_jobs(spec, run_options, recorded,
                                                                   todo)]), settings)
     # A template at hand (the spec's, the run's, DDEV's projects) is compared before any bed
     # folder is made: a refusal then leaves nothing behind.
-    beds_at = _reusable_template(files, campaign, settings)
+    beds_at = _reusable_template(files, campaign, settings, tag)
     changed = (None if beds_at is None else _changes(files, recorded, campaign, beds_at,
-                                                     settings, options.force, on_nodes))
+                                                     settings, options.force, on_nodes, facts))
     folder = bed_folder.open_folder(spec, run_options.beds, run_options.keep_beds)
     try:
         # The job beds go in the new folder, cloned from the template at hand or a new one.
         beds_at = runner.template_for(campaign, settings, folder.path,
-                                      None if beds_at is None else beds_at.template)
+                                      None if beds_at is None else beds_at.template, tag)
         if changed is None:
             changed = _changes(files, recorded, campaign, beds_at, settings, options.force,
-                               on_nodes)
+                               on_nodes, facts)
         redone = _take_over(files, recorded, changed, stale, attempts, spec_path)
         say("APG_CAMPAIGN_RESUME", f"{files.directory}: {len(done)} of {len(attempts)} attempts "
             f"recorded, {len(todo)} to run ({len(redone)} discarded to discarded/)"
@@ -181,11 +189,12 @@ def _take_over(files: CampaignFiles, recorded: CampaignRecord, changed: list[str
 
 def _changes(files: CampaignFiles, recorded: CampaignRecord, campaign: Campaign,
              beds_at: runner.BedsAt, settings: Settings, force: bool,
-             on_nodes: bool = False) -> list[str]:
+             on_nodes: bool = False, facts: Mapping[str, Any] | None = None) -> list[str]:
     """The fingerprints that changed since the campaign started; refused unless ``force``
-    (``on_nodes``: the beds' own are compared where they are made, after their reset)."""
+    (``on_nodes``: the beds' own are compared where they are made, after their reset;
+    ``facts``: the beds' own facts as read there, registry.bed_facts)."""
     current = CampaignRecord.of(campaign, recorded.jobs, recorded.created_at, provenance.collect(
-        campaign, beds_at.template, settings, os.environ))  # PATH as the adapters get it
+        campaign, beds_at.template, settings, os.environ, facts))  # PATH as the adapters get it
     changed = provenance.changes(recorded.as_json(), current.as_json(),
                                  provenance.BED_KEYS if on_nodes else ())
     if changed and not force:
@@ -273,14 +282,14 @@ def _discard(files: CampaignFiles, stale: list[Path]) -> list[int]:
     return [int(entry.name) for entry in stale]
 
 
-def _reusable_template(files: CampaignFiles, campaign: Campaign,
-                       settings: Settings) -> runner.BedsAt | None:
-    """A template at hand: the spec's bed or DDEV projects, else the one the run made while it
-    still checks (a killed run leaves its beds' folder; an interrupted one removed it). None:
-    a new one must be made."""
+def _reusable_template(files: CampaignFiles, campaign: Campaign, settings: Settings,
+                       tag: str | None = None) -> runner.BedsAt | None:
+    """A template at hand: the spec's bed or DDEV projects (``tag``: theirs, read where they
+    are), else the one the run made while it still checks (a killed run leaves its beds'
+    folder; an interrupted one removed it). None: a new one must be made."""
     spec = campaign.spec
     if spec.ddev_beds:
-        return runner.template_for(campaign, settings, None)
+        return runner.template_for(campaign, settings, None, tag=tag)
     if spec.bed is not None:
         return runner.template_for(campaign, settings, spec.bed.parent, spec.bed)
     try:

@@ -63,6 +63,7 @@ from pathlib import Path
 from typing import Any
 
 from ai_proving_ground.campaigns import bed_folder, beds, dry_run, provenance
+from ai_proving_ground.campaigns.agents_check import check_agents
 from ai_proving_ground.campaigns.attempt import AttemptRun, Context, SiteStep
 from ai_proving_ground.campaigns.lock import Busy, only_campaign
 from ai_proving_ground.campaigns.progress import PlainProgress, Progress
@@ -83,8 +84,7 @@ from ai_proving_ground.records import write_record
 from ai_proving_ground.report import say
 from ai_proving_ground.sandbox.confine import SandboxOptions, choose_backend
 from ai_proving_ground.settings import DEFAULT_SETTINGS, Settings
-from ai_proving_ground.tasks.adapters import find_adapter
-from ai_proving_ground.tasks.run import check_extra_env, now_iso
+from ai_proving_ground.tasks.run import now_iso
 
 INTERRUPTED = 130
 
@@ -162,6 +162,10 @@ def _preflight(options: RunnerOptions) -> _Ready:
     attempts = plan(campaign)
     # An unknown executor, an address it takes none, its extra absent: usage, nothing written.
     registry.check_usable(executor_name(spec, options), options.address)
+    # DDEV projects on Ray's nodes: checked there, before campaign.json (executors.ray_provenance);
+    # a dry run runs nothing there, so it reads them here.
+    elsewhere = not options.dry_run and registry.reads_on_nodes(executor_name(spec, options),
+                                                                campaign)
     jobs = max(1, min(options.jobs or spec.jobs, len(attempts)))
     if spec.ddev_beds:  # one job per DDEV project given (campaigns.beds)
         jobs = min(len(spec.ddev_beds), len(attempts))
@@ -172,12 +176,13 @@ def _preflight(options: RunnerOptions) -> _Ready:
         with only_campaign(directory):  # held by a running campaign: say so, not "not empty"
             pass
     _refuse_used(directory)
-    for bed in (spec.bed, *spec.ddev_beds[:jobs]):
+    for bed in (spec.bed, *([] if elsewhere else spec.ddev_beds[:jobs])):
         if bed is not None:
             beds.check_template(campaign, bed, beds.job_settings(options.settings, campaign))
     # A template the runner is yet to make: where it will be (only shipped adapters are there).
     template = spec.bed or next(iter(spec.ddev_beds), (options.beds or directory).absolute() / "template")
-    check_agents(spec, template)
+    if not elsewhere:
+        check_agents(spec, template)
     return _Ready(campaign, attempts, jobs, directory, template)
 
 
@@ -239,33 +244,19 @@ def _refuse_used(directory: Path) -> None:
         raise beds.CannotRun(f"{directory} exists and is not empty; pass a new --out directory")
 
 
-def check_agents(spec: CampaignSpec, template: Path) -> None:
-    """Every agent resolves (on a template the runner is yet to make, only the shipped adapters
-    can), and every arm's env passes each adapter's allow-list."""
-    for where, name, arms in spec.adapter_refs():  # the agents axis, then arms' own adapters
-        try:
-            adapter = find_adapter(name, template)
-        except ApgError as exc:
-            spec.fail(where, str(exc))
-        for arm in arms:
-            try:
-                check_extra_env(arm.agent_env, adapter)
-            except ApgError as exc:
-                spec.fail(["arms", arm.name, "agent_env"], str(exc))
-            if not arm.given.empty and adapter.header.credentials == "host-shared":
-                spec.fail(["arms", arm.name], f"adapter {name!r} runs in the operator's HOME "
-                          "(host-shared), where this arm's skills or instructions would stay")
-
-
 def _start(campaign: Campaign, files: CampaignFiles, attempts: list[Attempt], jobs: int,
            options: RunnerOptions, folder: Path | None) -> tuple[Context, list[beds.Job]]:
     """The template, the campaign's own records (campaign.json first: a directory holding it is
     one ``apg campaign resume`` can finish) and one ready bed per job (in ``folder``; None: DDEV
     projects, used in place)."""
     settings = beds.job_settings(options.settings, campaign)
-    beds_at = template_for(campaign, settings, folder)
+    # The beds' own facts as the executor reads them where they are (None: read here).
+    remote = registry.bed_facts(executor_name(campaign.spec, options), campaign, settings,
+                                options.address, jobs)
+    beds_at = template_for(campaign, settings, folder, tag=None if remote is None else remote[0])
     # PATH as the adapters get it: provenance asks each agent CLI its --version.
-    found = provenance.collect(campaign, beds_at.template, settings, os.environ)
+    found = provenance.collect(campaign, beds_at.template, settings, os.environ,
+                               None if remote is None else remote[1])
     write_record(files.campaign, CampaignRecord.of(campaign, jobs, now_iso(), found))
     shutil.copyfile(campaign.spec.path, files.spec)
     write_plan(files.plan, attempts)
@@ -282,17 +273,18 @@ class BedsAt:
 
 
 def template_for(campaign: Campaign, settings: Settings, folder: Path | None,
-                 made: Path | None = None) -> BedsAt:
+                 made: Path | None = None, tag: str | None = None) -> BedsAt:
     """The spec's bed, else ``made`` (a template an earlier run made), else a new one in
     ``folder`` (None: DDEV projects, used in place); checked to clone and reset
-    (beds.CannotRun when it cannot)."""
+    (beds.CannotRun when it cannot), unless its ``tag`` was read where it is (registry.bed_facts)."""
     spec = campaign.spec
     if folder is None:  # DDEV projects are used in place: no template to make, no bed folder
         root, template = spec.ddev_beds[0].parent, spec.ddev_beds[0]
     else:
         root = folder
         template = spec.bed or made or beds.make_template(campaign, root / "template", settings)
-    _, tag = beds.check_template(campaign, template, settings)
+    if tag is None:
+        _, tag = beds.check_template(campaign, template, settings)
     return BedsAt(root, template, tag)
 
 

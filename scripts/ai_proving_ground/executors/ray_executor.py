@@ -48,13 +48,12 @@ from ai_proving_ground.campaigns.attempt import AttemptRun, Context, SiteStep
 from ai_proving_ground.campaigns.records import AttemptRecord, CampaignFiles, read_campaign
 from ai_proving_ground.campaigns.spec import Attempt, Campaign
 from ai_proving_ground.errors import ApgError
-from ai_proving_ground.executors import attempt_files
+from ai_proving_ground.executors import attempt_files, ray_provenance
 from ai_proving_ground.executors.base import Finished, run_on_bed
+from ai_proving_ground.executors.ray_cluster import BED, GET_TIMEOUT_S, connect, disconnect, node_resource
 from ai_proving_ground.layout import is_ddev_project
 from ai_proving_ground.settings import Settings
 
-BED = "bed"  # the custom resource: one unit per bed a node can hold
-GET_TIMEOUT_S = 60.0  # reading a result Ray says is ready, or a call on an idle actor
 ACTOR_START_S = 120.0  # every bed actor placed on a node, its bed made (the campaign's start)
 # How long past the agent's own timeout an attempt may run (reset, verify, grade, hidden
 # verifier) before its actor is taken for lost; without an agent timeout, this alone.
@@ -76,11 +75,12 @@ def prepare_jobs(campaign: Campaign, template: Path, tag: str, bed_root: Path, e
             for n in range(count)]
 
 
-def node_resource(project: Path) -> str:
-    """The custom resource a node declares for each DDEV project it holds (``ray start
-    --resources='{"bed": 1, "ddev:/srv/site-a": 1}'``): a DDEV job's actor asks for it, so Ray
-    places it on the node of its project and nowhere else."""
-    return f"ddev:{project}"
+def collect_bed_facts(campaign: Campaign, settings: Settings, address: str | None,
+                      count: int) -> tuple[str, dict[str, Any]] | None:
+    """A DDEV campaign's baseline tag and bed facts, read on its projects' nodes
+    (:mod:`executors.ray_provenance`); None for embedded beds (the driver reads its template)."""
+    projects = list(campaign.spec.ddev_beds[:count])
+    return ray_provenance.collect(campaign, projects, settings, address) if projects else None
 
 
 @dataclass(frozen=True)
@@ -189,9 +189,7 @@ class RayExecutor:
         import ray  # for start-up time and an optional extra: only when this executor runs
 
         self._ray, self._context, self._scratch_root = ray, context, scratch_root
-        self._started = not ray.is_initialized()
-        if self._started:
-            _connect(ray, address, jobs)
+        self._started = connect(ray, address, len(jobs), [job.bed for job in jobs if job.ddev])
         self._worker = self._worker_class(ray)
         # What each actor's bed must match: the campaign record's fingerprints (a resume's too).
         found = provenance.fingerprints(read_campaign(context.files).as_json())
@@ -342,25 +340,7 @@ class RayExecutor:
         for actor in actors.values():
             ray.kill(actor, no_restart=True)
         if self._started:
-            ray.shutdown()
-
-
-def _connect(ray: Any, address: str | None, jobs: list[beds.Job]) -> None:
-    """Join the cluster at ``address``, else start a local one on the loopback only (with a
-    ``bed`` unit per job and each DDEV job's project resource: every project is on this node)."""
-    try:
-        if address is None:
-            projects = {node_resource(job.bed): 1.0 for job in jobs if job.ddev}
-            ray.init(address="local", include_dashboard=False, _node_ip_address="127.0.0.1",
-                     num_cpus=max(1, len(jobs)), resources={BED: len(jobs), **projects},
-                     log_to_driver=False, configure_logging=False)
-        else:
-            ray.init(address=address, log_to_driver=False, configure_logging=False)
-    except (ConnectionError, ValueError, RuntimeError) as exc:
-        where = address or "a local cluster"
-        raise ApgError("APG_CAMPAIGN_RAY_UNREACHABLE", f"cannot start or join Ray at {where}: "
-                       f"{exc}; pass --address of a running cluster (ray start --head)",
-                       exit_code=1) from exc
+            disconnect(ray)
 
 
 def open_executor(context: Context, jobs: list[beds.Job], address: str | None = None) -> RayExecutor:

@@ -1,6 +1,7 @@
 """The executors by name: each a module whose ``open_executor(context, jobs)`` gives an
 :class:`executors.base.Executor` and whose ``prepare_jobs`` and ``BEDS_ON_NODES`` say where
-its beds are made (a module without them: the local executor's, on the driver); the module is
+its beds are made (a module without them: the local executor's, on the driver), and whose
+``collect_bed_facts``, if any, reads the beds' provenance where they are; the module is
 imported only when its name is looked up (a distributed engine is an optional extra the local
 executor never needs)."""
 
@@ -9,7 +10,7 @@ from __future__ import annotations
 import importlib
 import importlib.util
 from pathlib import Path
-from typing import cast
+from typing import Any, cast
 
 from ai_proving_ground.campaigns import beds
 from ai_proving_ground.campaigns.attempt import Context
@@ -61,6 +62,24 @@ def beds_on_nodes(name: str) -> bool:
     """Whether the executor ``name`` makes its beds where its attempts run, not on the driver (then
     the driver resets no DDEV project and compares no bed's fingerprints: its workers do)."""
     return bool(getattr(importlib.import_module(EXECUTORS[name]), "BEDS_ON_NODES", False))
+
+
+def bed_facts(name: str, campaign: Campaign, settings: Settings, address: str | None,
+              count: int) -> tuple[str, dict[str, Any]] | None:
+    """The baseline tag and the bed facts (provenance.bed_facts) of the campaign's beds as the
+    executor ``name`` reads them where they are (its module's ``collect_bed_facts``: Ray's DDEV
+    projects, on their nodes), or None: the driver reads them itself."""
+    read = getattr(importlib.import_module(EXECUTORS[name]), "collect_bed_facts", None)
+    if read is None:
+        return None
+    return cast("tuple[str, dict[str, Any]] | None", read(campaign, settings, address, count))
+
+
+def reads_on_nodes(name: str, campaign: Campaign) -> bool:
+    """Whether :func:`bed_facts` reads the campaign's beds elsewhere (then the driver checks
+    none of them itself: their nodes do)."""
+    module = importlib.import_module(EXECUTORS[name])
+    return bool(campaign.spec.ddev_beds) and hasattr(module, "collect_bed_facts")
 
 
 def prepare_jobs(name: str, campaign: Campaign, template: Path, tag: str, bed_root: Path,
