@@ -473,9 +473,10 @@ def test_a_ddev_campaign_runs_and_resumes_on_ray_its_project_made_ready_by_its_a
     env = {**stub_env, "PATH": f"{bin_dir}{os.pathsep}{os.environ.get('PATH', '')}",
            "HOME": str(tmp_path / "home"), **({"RAY_AUTH_TOKEN_PATH": token}
                                               if os.path.isfile(token) else {})}
-    for name, value in {**env, "AI_PG_SITE_DRIVER": "ddev",
-                        **{f"GIT_{who}_{what}": "t" for who in ("AUTHOR", "COMMITTER")
-                           for what in ("NAME", "EMAIL")}}.items():
+    driver_env = {**env, "AI_PG_SITE_DRIVER": "ddev",
+                  **{f"GIT_{who}_{what}": "t" for who in ("AUTHOR", "COMMITTER")
+                     for what in ("NAME", "EMAIL")}}
+    for name, value in driver_env.items():
         monkeypatch.setenv(name, value)
     bed = new_project(ddev_root / "bed")
     (tmp_path / "site-state.json").write_text(json.dumps(fresh_site_state()))
@@ -526,6 +527,24 @@ def test_a_ddev_campaign_runs_and_resumes_on_ray_its_project_made_ready_by_its_a
     assert touched == [], touched[:10]
     assert untimed(out) == whole
     assert not (bed / "recipes" / "half_done").exists()
+    # An adapter of the project's own (.ddev/agents), with a CLI its header names, as the node
+    # reads it: its file's hash and the CLI's version on the node's PATH, as read here.
+    mine = bed / ".ddev" / "agents" / "mine"
+    mine.parent.mkdir(exist_ok=True)
+    mine.write_text("#!/bin/sh\n## Credentials: none\n## Commands: git\nexit 0\n")
+    mine.chmod(0o755)
+    spec = write_spec(tmp_path / "mine.yml", {**yaml.safe_load(spec.read_text("utf-8")),
+                                               "agents": ["nop", "mine"]})
+    campaign = resolve(load_spec(spec), Settings.from_environ(os.environ))
+    settings = beds.job_settings(Settings.from_environ(os.environ), campaign)
+    monkeypatch.undo()  # the driver may read it now, to compare (in the node's environment)
+    for name, value in driver_env.items():
+        monkeypatch.setenv(name, value)
+    here = provenance.bed_facts(campaign, bed, settings, os.environ)
+    assert here["adapters"]["mine"]["source"] == "bed", here["adapters"]
+    assert here["adapters"]["mine"]["commands"]["git"]["status"] == "ok"
+    assert ray_provenance.collect(campaign, [bed], settings, None,
+                                  runtime_env={"env_vars": env})[1] == here
 
 
 def test_ddev_projects_whose_nodes_read_other_facts_refuse_the_campaign() -> None:
@@ -553,3 +572,16 @@ def test_ddev_projects_whose_nodes_read_other_facts_refuse_the_campaign() -> Non
     with pytest.raises(beds.CannotRun, match=r"^on the node node-b: /srv/b \(ddev_beds\) is not"):
         ray_provenance.agreed([first, ray_provenance.NodeFacts("node-b", "/srv/b", refused=(
             "APG_CAMPAIGN_CANNOT_RUN", "/srv/b (ddev_beds) is not a DDEV project", 1))])
+
+
+def test_a_ddev_project_no_node_declares_stops_the_campaign_in_time(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(ray_provenance, "FACTS_TIMEOUT_S", 1.0)
+    with pytest.raises(ApgError) as refused:
+        ray_provenance.collect(None, [tmp_path / "nowhere"], Settings(),  # type: ignore[arg-type]
+                               None)
+    assert refused.value.token == "APG_CAMPAIGN_RAY_NO_FACTS"
+    assert refused.value.message.startswith(
+        f"no node read the DDEV project(s) {tmp_path / 'nowhere'} in 1s: a node must declare "
+        f"each project it holds (ray start --resources='{{\"bed\": 1, \"ddev:{tmp_path}/nowhere"
+        '\": 1}\''), refused.value.message
