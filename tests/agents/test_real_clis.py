@@ -152,8 +152,11 @@ def test_codex_read_only_sandbox_gets_a_token(drive: Drive,
                                          "AI_PG_ALLOW_UNCONFINED": "1"})
     assert driven.rc == 0, driven.err
     transcript = load(driven.run_dir)
-    first = transcript.commands[0]
-    assert (first.command, first.exit_code) == (build_script("ASC")[0].command, 1)  # type: ignore[union-attr]
+    # Codex's stream sometimes leaves this fast-failing command out; its session keeps it, so
+    # it is then among the unconfirmed commands (which a must_not counts, scorers/base.py).
+    first = (*transcript.commands, *transcript.unconfirmed_commands)
+    wanted = build_script("ASC")[0].command  # type: ignore[union-attr]
+    assert [c.exit_code for c in first if c.command == wanted] == [1], first
     # The model saw the token: in the --json stream's item, or (when Codex's stream left the
     # fast-failing command out, see transcripts/codex.py) in the session's call output.
     raw = "".join((driven.run_dir / name).read_text(encoding="utf-8")

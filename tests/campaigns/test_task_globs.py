@@ -86,4 +86,4 @@ def test_an_unknown_name_lists_the_shipped_campaigns(apg: Any, tmp_path: Path,
     assert (result.rc, result.out) == (2, "")
     assert result.err.startswith(f"{SPEC_NOT_FOUND} no campaign spec 'exampel': not a file here "
                                  f"and not a shipped campaign ({PROJECT_ROOT / 'campaigns'}/exampel.yml)")
-    assert result.err.rstrip().endswith("pass a spec path or one of: example")
+    assert result.err.rstrip().endswith("pass a spec path or one of: example, views_skill")

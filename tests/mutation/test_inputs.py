@@ -82,8 +82,10 @@ def test_an_exposed_filters_operator_changed_is_not_equivalent(apg: Any, reorder
 def test_a_contextual_filter_dropped_is_not_equivalent(apg: Any, reorder: None, tmp_path: Any
                                                        ) -> None:
     task = shipped_task(NV02)
-    # Only the first visit is checked: nothing the checks do passes an argument.
-    task["checks"] = [c for c in task["checks"] if not c.get("arguments")]
+    # Only the first visit is checked: nothing the checks do passes an argument (the page
+    # check visits /notices/category/billing, an argument in its path, so it goes too).
+    task["checks"] = [c for c in task["checks"]
+                      if not c.get("arguments") and c["type"] != "page_served"]
     dataset = write_dataset(tmp_path / "weak.yml", task)
     found = statuses(apg("task", "mutate", NV02, "--dataset", str(dataset), "--json",
                          "--threshold", "0", "--operator", "views.test_reordered",

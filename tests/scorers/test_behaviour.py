@@ -124,3 +124,30 @@ def test_a_judge_entry_with_no_judge_is_undecided() -> None:
                                {"kind": "judge", "must_not": "It blames the user."}], transcript)
     assert [(r.passed, r.undecided, r.scored) for r in results] == [(False, True, True)] * 2
     assert "AI_PG_JUDGE_MODEL" in results[0].evidence[0]
+
+
+def test_a_command_only_the_session_shows_counts_against_the_agent_never_for_it() -> None:
+    # Codex's session is agent-writable, and its stream sometimes drops a fast-failing command
+    # that the session keeps: such unconfirmed commands fail a must_not (and a no_load trigger)
+    # but never satisfy a must (or a load), so a forged line helps no cheat.
+    base = captured("codex", "reference")
+    unconfirmed = (CommandRun("rm -rf web/sites", 1, "exec_command"),
+                   CommandRun("cat skills/views-build/SKILL.md", 0, "exec_command"))
+    forged = dataclasses.replace(base, unconfirmed_commands=unconfirmed)
+    results = score_behaviour([
+        {"id": "no-rm", "kind": "commands", "must_not": r"^rm -rf"},
+        {"id": "ran-rm", "kind": "commands", "must": r"^rm -rf"},
+        {"id": "loaded", "kind": "skill_loaded", "must": "views-build"},
+        {"id": "not-loaded", "kind": "skill_loaded", "must_not": "views-build"},
+    ], forged)
+    assert [(r.id, r.passed) for r in results] == [
+        ("no-rm", False), ("ran-rm", False), ("loaded", False), ("not-loaded", False)]
+    assert results[0].evidence == ("rm -rf web/sites",)
+    assert [(r.id, r.passed) for r in score_behaviour([
+        {"id": "no-rm", "kind": "commands", "must_not": r"^rm -rf"},
+        {"id": "not-loaded", "kind": "skill_loaded", "must_not": "views-build"}], base)] == [
+        ("no-rm", True), ("not-loaded", True)]
+    no_load = triggers.observe({"skill": "views-build", "expect": "no_load"}, forged, True)
+    load = triggers.observe({"skill": "views-build", "expect": "load"}, forged, True)
+    assert (no_load.loaded, no_load.correct, load.loaded, load.correct) == (True, False, False,
+                                                                            False)

@@ -10,7 +10,7 @@ reported-only one (``asked_first`` unless the entry says ``scored: true``) never
 from __future__ import annotations
 
 import importlib
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Protocol
 
 from ai_proving_ground.scorers.judge import Judge
@@ -103,6 +103,20 @@ def evidence(transcript: Transcript | None) -> tuple[Transcript | None, str]:
     return transcript, ""
 
 
+def against_the_agent(transcript: Transcript) -> Transcript:
+    """``transcript`` with the commands only the agent-writable Codex session shows
+    (``unconfirmed_commands``) counted as run, for a ``must_not`` and a ``no_load`` trigger.
+
+    A forged session line can only make such a rule fail, never pass, so counting them helps no
+    cheat; and Codex's stream sometimes leaves a fast-failing command out while its session keeps
+    it (transcripts/codex.py), which would otherwise let a forbidden command go unseen. A
+    ``must`` (and a ``load``) reads the stream's commands alone: there a forged line would help."""
+    if not transcript.unconfirmed_commands:
+        return transcript
+    return replace(transcript,
+                   commands=(*transcript.commands, *transcript.unconfirmed_commands))
+
+
 def score_behaviour(entries: list[dict[str, Any]], transcript: Transcript | None,
                     judge: Judge | None = None) -> list[BehaviourResult]:
     """Each entry scored against ``transcript``; with no transcript, or one whose stream held
@@ -120,7 +134,8 @@ def score_behaviour(entries: list[dict[str, Any]], transcript: Transcript | None
             results.append(BehaviourResult(name, kind, rule, target, False, scored, (), False,
                                            missing))
             continue
-        seen = _observer(kind).observe(target, transcript, Context(entry, judge))
+        shown = against_the_agent(transcript) if rule == "must_not" else transcript
+        seen = _observer(kind).observe(target, shown, Context(entry, judge))
         passed = not seen.undecided and (seen.seen if rule == "must" else not seen.seen)
         verb = "undecided" if seen.undecided else "seen" if seen.seen else "not seen"
         results.append(BehaviourResult(name, kind, rule, target, passed, scored, seen.evidence,

@@ -20,7 +20,7 @@ from typing import Any
 
 from ai_proving_ground import transcripts
 from ai_proving_ground.scorers import skills
-from ai_proving_ground.scorers.base import Context, evidence
+from ai_proving_ground.scorers.base import Context, against_the_agent, evidence
 from ai_proving_ground.transcripts.record import Transcript
 
 DETAILS_KEY = "trigger"
@@ -56,7 +56,9 @@ def observe(trigger: dict[str, str], transcript: Transcript | None,
     transcript, _missing = evidence(transcript)  # an empty stream shows no load either way
     if transcript is None:
         return TriggerResult(skill, expect, owner, None, graded=graded)
-    seen = skills.observe(skill, transcript, Context({"kind": "skill_loaded", "must": skill}))
+    # A no_load case counts a load the session alone shows: a forged one can only fail it.
+    shown = against_the_agent(transcript) if expect == "no_load" else transcript
+    seen = skills.observe(skill, shown, Context({"kind": "skill_loaded", "must": skill}))
     return TriggerResult(skill, expect, owner, seen.seen, seen.evidence, seen.heuristic, graded)
 
 
