@@ -31,6 +31,7 @@ from ai_proving_ground.paths import PROJECT_ROOT
 from ai_proving_ground.sites.embedded.driver import EmbeddedSite
 from ai_proving_ground.tasks.envelope import read_envelope
 from ai_proving_ground.yamlio import load_yaml
+from support.no_agent import watch_children
 
 BUILD_TASKS = PROJECT_ROOT / "datasets" / "build_tasks.yml"
 # The hidden verifier reads the site it is given: it passes only where the view was built.
@@ -100,19 +101,7 @@ def fingerprints(directory: Path) -> dict[str, str]:
 @pytest.fixture
 def spawned(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[list[str]]]:
     """Every child process started, by its argv; ``run_task`` (the adapter) fails the test."""
-    started: list[list[str]] = []
-    real = subprocess.Popen.__init__
-
-    def recording(self: subprocess.Popen[Any], args: Any, *rest: Any, **kwargs: Any) -> None:
-        started.append([str(a) for a in args] if isinstance(args, list | tuple) else [str(args)])
-        real(self, args, *rest, **kwargs)
-
-    def no_agent(*_args: Any, **_kwargs: Any) -> None:
-        raise AssertionError("regrade ran an agent")
-
-    monkeypatch.setattr(subprocess.Popen, "__init__", recording)
-    monkeypatch.setattr("ai_proving_ground.tasks.run.run_task", no_agent)
-    monkeypatch.setattr("ai_proving_ground.campaigns.attempt.run_task", no_agent)
+    started = watch_children(monkeypatch)
     yield started
 
 

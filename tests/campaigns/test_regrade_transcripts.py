@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import json
 import shutil
-import subprocess
 from collections.abc import Callable, Iterator
 from dataclasses import replace
 from pathlib import Path
@@ -31,6 +30,7 @@ from ai_proving_ground.settings import DEFAULT_SETTINGS
 from ai_proving_ground.sites.embedded.driver import EmbeddedSite
 from ai_proving_ground.yamlio import load_yaml
 from support.model_server import ScriptedModelServer
+from support.no_agent import watch_children
 
 STREAM = Path(__file__).parents[1] / "agents" / "transcripts" / "claude-code" / "reference" \
     / "claude-code.jsonl"
@@ -130,19 +130,7 @@ def campaign(finished: Path, tmp_path: Path) -> Path:
 @pytest.fixture
 def spawned(monkeypatch: pytest.MonkeyPatch) -> list[list[str]]:
     """Every child process started; running an adapter fails the test."""
-    started: list[list[str]] = []
-    real = subprocess.Popen.__init__
-
-    def recording(self: subprocess.Popen[Any], args: Any, *rest: Any, **kwargs: Any) -> None:
-        started.append([str(a) for a in args] if isinstance(args, list | tuple) else [str(args)])
-        real(self, args, *rest, **kwargs)
-
-    def no_agent(*_args: Any, **_kwargs: Any) -> None:
-        raise AssertionError("regrade ran an agent")
-
-    monkeypatch.setattr(subprocess.Popen, "__init__", recording)
-    monkeypatch.setattr("ai_proving_ground.tasks.run.run_task", no_agent)
-    monkeypatch.setattr("ai_proving_ground.campaigns.attempt.run_task", no_agent)
+    started = watch_children(monkeypatch)
     return started
 
 

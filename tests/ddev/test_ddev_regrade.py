@@ -28,6 +28,7 @@ from ai_proving_ground.cli import campaign as campaign_cli
 from ai_proving_ground.cli import doctor as doctor_cli
 from ai_proving_ground.settings import Settings
 from ai_proving_ground.yamlio import load_yaml
+from support.no_agent import watch_children
 
 pytestmark = pytest.mark.skipif(shutil.which("php") is None, reason="php not found: apt-get install php-cli")
 
@@ -73,19 +74,9 @@ def test_a_ddev_campaign_is_regraded_in_a_scratch_project_and_only_the_changed_c
 
     scratch = new_project(tmp_path / "scratch")
     # No adapter may run from here on, and every child process is a ddev call.
-    spawned: list[list[str]] = []
-    real = subprocess.Popen.__init__
-
-    def recording(self: subprocess.Popen[Any], args: Any, *rest: Any, **kwargs: Any) -> None:
-        spawned.append([str(a) for a in args] if isinstance(args, list | tuple) else [str(args)])
-        real(self, args, *rest, **kwargs)
-
-    def no_agent(*_args: Any, **_kwargs: Any) -> None:
-        raise AssertionError("regrade ran an agent")
-
-    monkeypatch.setattr(subprocess.Popen, "__init__", recording)
-    monkeypatch.setattr("ai_proving_ground.tasks.run.run_task", no_agent)
-    monkeypatch.setattr("ai_proving_ground.campaigns.attempt.run_task", no_agent)
+    real = subprocess.Popen.__init__  # put back for the doctor at the end
+    spawned = watch_children(monkeypatch)
+    recording = subprocess.Popen.__init__  # the watching one, switched off and on below
 
     # Without a scratch project: not regradable, with the fix, and no ddev called.
     calls = len(stub.all_calls())
