@@ -18,12 +18,17 @@ from ai_proving_ground.campaigns.escrowed import COMPILED, VERIFIER, Escrowed
 from ai_proving_ground.settings import Settings
 
 
-def test_the_compiled_verifier_judges_and_a_changed_one_never_runs(
-        template: Path, tmp_path: Path) -> None:
+def escrowed_bed(template: Path, tmp_path: Path) -> tuple[Path, Escrowed]:
+    """A clone of ``template`` at tmp_path/bed, escrowed under tmp_path/escrow."""
     bed = tmp_path / "bed"
     clone_bed(template, bed)
     with contextlib.redirect_stderr(io.StringIO()):
-        escrowed = Escrowed.make(bed, FIXTURES, tmp_path / "escrow", Settings(fixtures=FIXTURES))
+        return bed, Escrowed.make(bed, FIXTURES, tmp_path / "escrow", Settings(fixtures=FIXTURES))
+
+
+def test_the_compiled_verifier_judges_and_a_changed_one_never_runs(
+        template: Path, tmp_path: Path) -> None:
+    bed, escrowed = escrowed_bed(template, tmp_path)
     assert escrowed.compiled == tmp_path / "escrow" / COMPILED
     assert escrowed.compiled.read_bytes()[:4] == MAGIC_NUMBER
     env = proc.child_env(os.environ)
@@ -42,10 +47,7 @@ def test_the_compiled_verifier_judges_and_a_changed_one_never_runs(
 
 def test_a_copy_that_no_longer_matches_its_hash_is_not_compiled(
         template: Path, tmp_path: Path) -> None:
-    bed = tmp_path / "bed"
-    clone_bed(template, bed)
-    with contextlib.redirect_stderr(io.StringIO()):
-        escrowed = Escrowed.make(bed, FIXTURES, tmp_path / "escrow", Settings(fixtures=FIXTURES))
+    _bed, escrowed = escrowed_bed(template, tmp_path)
     (escrowed.set_dir / VERIFIER).write_text("import sys\nsys.exit(0)\n")
     stale = Escrowed(set_dir=escrowed.set_dir, hashes=escrowed.hashes)
     stale.compile(tmp_path / "other.pyc")
